@@ -1,0 +1,45 @@
+"""Errors kssim reports to its users, each naming where the problem is."""
+
+
+class KssimError(Exception):
+    """Base class of every error kssim reports in its own words."""
+
+
+class ScenarioError(KssimError):
+    """A scenario file (or an input record in it) is malformed.
+
+    ``path`` names the file, ``where`` the place inside it (``inputs[3].ts``,
+    ``topology.window.before_ms``), so a user can go straight to it.
+    """
+
+    def __init__(self, path, where, message):
+        self.path = str(path) if path is not None else "<scenario>"
+        self.where = where
+        self.message = message
+        loc = f"{self.path}: {where}: " if where else f"{self.path}: "
+        super().__init__(loc + message)
+
+
+class TopologyError(KssimError):
+    """A topology that Kafka Streams itself would reject when it is built or initialised."""
+
+    def __init__(self, field, message):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class UnsupportedOperator(KssimError):
+    """The scenario's operator is valid but this engine does not implement it (yet)."""
+
+
+class KafkaWouldFail(KssimError):
+    """Real Kafka Streams dies on this input (e.g. an exception in a processor).
+
+    kssim reports the failure, and at which input, instead of inventing an output.
+    """
+
+    def __init__(self, input_index, message):
+        self.input_index = input_index
+        self.message = message
+        super().__init__(f"Kafka Streams would fail at input {input_index}: {message}")

@@ -1,0 +1,175 @@
+"""Semantics profiles: every observable rule that changed between Kafka Streams releases.
+
+This module is the one place that says which release brought (or removed) which rule. Operators
+read a :class:`Profile` by rule name (``profile.kip77_join_semantics``) and never compare version
+numbers themselves.
+
+Releases are written "MAJOR.MINOR" (``"2.4"``, ``"3.9"``), "0.10.MINOR" for the 0.10 line
+(``"0.10.0"``), optionally with a patch level (``"3.4.1"``, ``"2.6.2"``) where a rule changed in a
+bug-fix release. A release between two modelled ones takes the older one's rules (``"3.3"`` has
+the rules of 3.2); an unknown or future release is an error.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import attrs
+
+from .errors import KssimError
+
+Version = Tuple[int, int, int]
+
+#: Release lines of Kafka Streams, oldest first. The newest is the default profile.
+RELEASE_LINES = (
+    "0.10.0", "0.10.1", "0.10.2", "0.11.0",
+    "1.0", "1.1",
+    "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
+    "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9",
+)
+DEFAULT_RELEASE = "3.9"
+
+
+@attrs.frozen
+class Rule:
+    """A behaviour that holds in the releases ``since <= v < until`` (``until`` None: still holds).
+
+    ``ref`` names the KIP, JIRA or Kafka class the rule comes from; ``doc`` says what it does.
+    ``also`` lists further (since, until) intervals, for rules that came and went in patch releases.
+    """
+
+    name: str
+    since: str
+    ref: str
+    doc: str
+    until: Optional[str] = None
+    also: tuple = ()
+
+
+RULES = (
+    # --- null handling and table-table rules -----------------------------------------------
+    Rule("kip77_join_semantics", "0.10.2", "KIP-77 (KAFKA-4001)",
+         "stream-stream and stream-table joins drop null values as well as null keys; table-table joins "
+         "get their inner/left/outer rules incl. the unnecessary-tombstone suppression"),
+    Rule("ktable_emit_on_change", "2.6.0", "KIP-557 (removed by KAFKA-12508)",
+         "KTableSource drops idempotent updates and tombstones for absent keys",
+         until="2.6.2", also=(("2.7.0", "2.7.1"),)),
+    # --- windows and timestamps ---------------------------------------------------------------
+    Rule("join_window_grace", "2.1", "KIP-328",
+         "JoinWindows#grace exists; JoinWindows.of defaults to grace = max(24h - window size, 0) "
+         "(before: retention = max(1 day until(), window size))"),
+    Rule("output_ts_max", "2.3", "KAFKA-6455",
+         "join results carry max(this.ts, other.ts) instead of the triggering record's ts"),
+    Rule("time_difference_windows", "3.1", "KIP-633, KAFKA-10847",
+         "JoinWindows.ofTimeDifference* exist and turn on the spurious left/outer result fix"),
+    Rule("outer_scan_early_exit_before_bound", "3.2", "KAFKA-13721", until="3.8",
+         doc="the outer-join emission scan's early exit uses the processor's before bound"),
+    Rule("window_fetch_hides_expired", "3.4", "KAFKA-12960",
+         "window-store fetches hide records older than the store's retention (RocksDB too)"),
+    Rule("stream_time_tracker_per_task", "3.4.1", "KAFKA-14862",
+         "the stream-stream join's shared clock is kept per task (before: one per instance)"),
+    Rule("versioned_tables", "3.5", "KIP-889, KIP-914",
+         "versioned KTables, as-of stream-table lookups, table-table joins drop !isLatest updates"),
+    Rule("emit_throttle_from_now", "3.5", "KAFKA-13817",
+         "the outer-join emit throttle is re-armed from the wall clock, not its previous value"),
+    Rule("stream_table_grace", "3.6", "KIP-923",
+         "stream-table joins may buffer stream records for a grace period (versioned tables)"),
+    Rule("null_key_outer_emit", "3.7", "KIP-962, KAFKA-12317",
+         "outer sides of stream-stream and stream-table left joins emit null-key records at once"),
+    Rule("stream_time_advanced_by_dropped", "3.7", "KIP-962",
+         "the stream-stream join clock is advanced by every record, dropped ones included"),
+    Rule("outer_scan_per_side_lookback", "3.8", "KAFKA-15417",
+         "per-side look-back in the emission scan, which continues past open entries"),
+    # --- processing order (timestamp synchronisation across partitions) -----------------------
+    Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
+         doc="a task picks the partition with the smallest monotone max of head timestamps"),
+    Rule("partition_choice_raw_head", "2.4", "PartitionGroup",
+         "a task picks the partition with the smallest raw head-record timestamp"),
+)
+RULES_BY_NAME = {rule.name: rule for rule in RULES}
+
+
+def parse_release(text) -> Version:
+    """``"3.9"`` -> (3, 9, 0); ``"0.10.2"`` -> (0, 10, 2); ``"3.4.1"`` -> (3, 4, 1)."""
+    if not isinstance(text, str):
+        raise KssimError(f"release must be a string like \"3.9\", got {text!r}")
+    parts = text.split(".")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        raise KssimError(f"release {text!r} is not a version like \"3.9\" or \"0.10.2\"") from None
+    if numbers and numbers[0] == 0:
+        if len(numbers) != 3:
+            raise KssimError(f"release {text!r}: 0.x releases are written with three parts, e.g. \"0.10.2\"")
+        return tuple(numbers)  # type: ignore[return-value]
+    if len(numbers) not in (2, 3):
+        raise KssimError(f"release {text!r} is not a version like \"3.9\" or \"3.4.1\"")
+    return (numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else 0)
+
+
+def _line(version: Version) -> Version:
+    return version if version[0] == 0 else (version[0], version[1], 0)
+
+
+_LINES = tuple(parse_release(r) for r in RELEASE_LINES)
+
+
+def _holds(rule: Rule, v: Version) -> bool:
+    for since, until in ((rule.since, rule.until),) + tuple(rule.also):
+        if parse_release(since) <= v and (until is None or v < parse_release(until)):
+            return True
+    return False
+
+
+class Profile:
+    """The rules in force for one Kafka Streams release; read them as attributes by rule name."""
+
+    __slots__ = ("release", "version", "_rules")
+
+    def __init__(self, release: str):
+        version = parse_release(release)
+        if version[0] == 0 and version[1] == 10 and version[2] > 2:
+            raise KssimError(f"release {release!r} does not exist (the 0.10 line is 0.10.0 to 0.10.2)")
+        if _line(version) not in _LINES:
+            newest = RELEASE_LINES[-1]
+            if version > _LINES[-1]:
+                raise KssimError(f"release {release!r} is not modelled: the newest modelled release is {newest}")
+            raise KssimError(f"release {release!r} is not a Kafka Streams release kssim knows "
+                             f"({RELEASE_LINES[0]} to {newest})")
+        object.__setattr__(self, "release", release)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "_rules", {r.name: _holds(r, version) for r in RULES})
+
+    def __getattr__(self, name):
+        try:
+            return self._rules[name]
+        except KeyError:
+            raise AttributeError(f"no semantics rule named {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("profiles are immutable")
+
+    def at_least(self, release: str) -> bool:
+        """For documentation and validation only; operators use named rules."""
+        return self.version >= parse_release(release)
+
+    def active_rules(self):
+        return [r for r in RULES if self._rules[r.name]]
+
+    def __repr__(self):
+        return f"Profile({self.release!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, Profile) and other.version == self.version
+
+    def __hash__(self):
+        return hash(self.version)
+
+
+def profile_for(release: Optional[str]) -> Profile:
+    """The profile of ``release`` (None: the default, the newest modelled release)."""
+    return Profile(DEFAULT_RELEASE if release is None else release)
+
+
+def rule_changes(a: Profile, b: Profile):
+    """The rules whose value differs between two profiles: what an upgrade from a to b changes."""
+    return [r for r in RULES if getattr(a, r.name) != getattr(b, r.name)]

@@ -1,0 +1,1 @@
+"""The ``kssim`` command line: thin over the reference engine (and, later, the Spark backend)."""

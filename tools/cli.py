@@ -1,0 +1,205 @@
+"""``kssim``: run scenarios, check them against their expectations, explain and list drops.
+
+Exit codes: 0 success; 1 a scenario failed its expectations; 2 bad input (a malformed file, an
+impossible topology, an unknown release).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from reference.compare import check_failure, compare_outputs, fmt_record
+from reference.engine import run_scenario
+from reference.errors import KssimError, ScenarioError, UnsupportedOperator
+from reference.explain import show
+from reference.operators import supported_operators
+from reference.records import NO_OLD_VALUE
+from reference.scenario import find_scenario_files, load_scenario
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _sends_old_values(scenario) -> bool:
+    return bool(getattr(scenario.topology, "send_old_values", False))
+
+
+def output_as_json(rec, scenario, with_scenario: bool) -> dict:
+    obj = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value,
+           "ts": rec.ts, "input": rec.input_index}
+    if _sends_old_values(scenario):
+        obj["old_value"] = None if rec.old_value is NO_OLD_VALUE else rec.old_value
+    if with_scenario:
+        obj = {"scenario": scenario.name, **obj}
+    return obj
+
+
+def _table(rows, headers):
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(out)
+
+
+def _describe_input(scenario, index) -> str:
+    rec = scenario.inputs[index]
+    part = f"[{rec.partition}]" if scenario.config.task_count > 1 else ""
+    return f"input {index} ({rec.topic}{part} {show(rec.key)}:{show(rec.value)}@{rec.ts})"
+
+
+def _run_engine(scenario, engine: str, explain: bool):
+    if engine != "reference":
+        raise KssimError(f"engine {engine!r} is not available in this build (engines: reference)")
+    return run_scenario(scenario, explain=explain)
+
+
+def cmd_run(args) -> int:
+    scenarios = [load_scenario(f) for f in find_scenario_files(args.files)]
+    several = len(scenarios) > 1
+    status = EXIT_OK
+    for scenario in scenarios:
+        result = _run_engine(scenario, args.engine, explain=args.explain)
+        if args.format == "jsonl":
+            for rec in result.outputs:
+                print(json.dumps(output_as_json(rec, scenario, several), sort_keys=False))
+        else:
+            _print_table(scenario, result, args, several)
+        if args.drops:
+            _print_drops(scenario, result, args)
+        if result.failure is not None:
+            print(f"{scenario.name}: Kafka Streams would fail while processing "
+                  f"{_describe_input(scenario, result.failure.input_index)}: {result.failure.message}", file=sys.stderr)
+            if check_failure(scenario, result.failure):
+                status = EXIT_FAILED
+    return status
+
+
+def _print_table(scenario, result, args, several):
+    if several or args.explain or args.drops:
+        print(f"== {scenario.name} (Kafka {scenario.release}, {scenario.topology.operator}"
+              f"{', ' + scenario.topology.join if hasattr(scenario.topology, 'join') else ''})")
+    headers = ["topic", "partition", "key", "value", "ts", "input"]
+    old = _sends_old_values(scenario)
+    if old:
+        headers.insert(4, "old_value")
+    rows = []
+    for rec in result.outputs:
+        row = [rec.topic, str(rec.partition), show(rec.key), show(rec.value), str(rec.ts), str(rec.input_index)]
+        if old:
+            row.insert(4, show(None if rec.old_value is NO_OLD_VALUE else rec.old_value))
+        rows.append(row)
+    print(_table(rows, headers))
+    if args.explain:
+        print()
+        for i, rec in enumerate(result.outputs):
+            why = rec.why.describe() if rec.why is not None else "(no explanation)"
+            print(f"#{i} {show(rec.key)}:{show(rec.value)}@{rec.ts} while processing "
+                  f"{_describe_input(scenario, rec.input_index)}: {why}")
+
+
+def _print_drops(scenario, result, args):
+    if args.format == "jsonl":
+        for d in result.drops:
+            obj = {"drop": d.reason, "input": d.input_index,
+                   "why": d.why.describe() if d.why is not None else None}
+            if args.files and len(args.files) > 1:
+                obj = {"scenario": scenario.name, **obj}
+            print(json.dumps(obj), file=sys.stdout)
+        return
+    print(f"\ndropped or ignored inputs ({len(result.drops)}):")
+    for d in result.drops:
+        why = f": {d.why.describe()}" if d.why is not None else ""
+        print(f"  {_describe_input(scenario, d.input_index)}: {d.reason}{why}")
+
+
+def check_one(scenario, engine: str):
+    """(status, detail): status is 'pass', 'fail' or 'unsupported'."""
+    try:
+        result = _run_engine(scenario, engine, explain=False)
+    except UnsupportedOperator as exc:
+        return "unsupported", str(exc)
+    failure_problem = check_failure(scenario, result.failure)
+    if failure_problem and scenario.expected_failure is not None:
+        return "fail", failure_problem
+    mismatch = compare_outputs(scenario, result.outputs)
+    if mismatch is not None:
+        detail = mismatch.describe()
+        if mismatch.input_index is not None and 0 <= mismatch.input_index < len(scenario.inputs):
+            detail += f"\n    at {_describe_input(scenario, mismatch.input_index)}"
+        if result.failure is not None:
+            detail += f"\n    {result.failure}"
+        return "fail", detail
+    if failure_problem:
+        return "fail", failure_problem
+    return "pass", ""
+
+
+def cmd_check(args) -> int:
+    files = find_scenario_files(args.paths)
+    counts = {"pass": 0, "fail": 0, "unsupported": 0, "invalid": 0}
+    started = time.monotonic()
+    for path in files:
+        try:
+            scenario = load_scenario(path)
+        except KssimError as exc:
+            counts["invalid"] += 1
+            print(f"INVALID {path}: {exc}")
+            continue
+        status, detail = check_one(scenario, args.engine)
+        counts[status] += 1
+        if status == "pass":
+            if not args.quiet:
+                print(f"PASS {scenario.name} ({path})")
+        elif status == "unsupported":
+            if not args.quiet:
+                print(f"SKIP {scenario.name} ({path}): {detail}")
+        else:
+            print(f"FAIL {scenario.name} ({path}) [Kafka {scenario.release}, {scenario.topology.operator}]")
+            print("  " + detail.replace("\n", "\n  "))
+    elapsed = time.monotonic() - started
+    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['invalid']} invalid, "
+          f"{counts['unsupported']} not supported by engine {args.engine} "
+          f"(operators it implements: {', '.join(supported_operators())}) in {elapsed:.1f}s")
+    if counts["invalid"]:
+        return EXIT_BAD_INPUT if not counts["fail"] else EXIT_FAILED
+    return EXIT_FAILED if counts["fail"] else EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kssim", description="Exactly what Kafka Streams outputs, per release.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run scenario files and print every output record")
+    run.add_argument("files", nargs="+", help="scenario files or folders")
+    run.add_argument("--format", choices=("table", "jsonl"), default="table")
+    run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
+    run.add_argument("--explain", action="store_true", help="say why each output record (and each drop) happened")
+    run.add_argument("--engine", default="reference")
+    run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser("check", help="check scenarios against their expected output")
+    check.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
+    check.add_argument("--engine", default="reference")
+    check.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    check.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as exc:
+        print(f"kssim: invalid scenario: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KssimError as exc:
+        print(f"kssim: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
