@@ -79,6 +79,21 @@ RULES = (
          "the stream-stream join clock is advanced by every record, dropped ones included"),
     Rule("outer_scan_per_side_lookback", "3.8", "KAFKA-15417",
          "per-side look-back in the emission scan, which continues past open entries"),
+    # --- stream-stream join topology and window stores ----------------------------------------
+    Rule("right_join_swaps_window_bounds", "0.10.1", "KAFKA-4153",
+         "the right join processor looks up [t - after, t + before] (before: [t - before, t + after])"),
+    Rule("stream_join_null_key_throws", "0.10.0", "KAFKA-3561", until="0.10.1",
+         doc="KStreamKStreamJoin throws on a null key (reachable by the one-sided pre-KIP-77 leftJoin)"),
+    Rule("stream_joined_store_suppliers", "2.4", "KIP-479 (KAFKA-8558)",
+         "StreamJoined lets a stream-stream join use in-memory window stores"),
+    Rule("rocksdb_segments_by_retention", "2.1", "KAFKA-7072",
+         "window-store segments live while >= segmentId(clock - retention) (before: the 3 newest segments)"),
+    Rule("window_store_own_clock", "2.2", "KAFKA-7895",
+         "a RocksDB window store expires by its own max put ts (2.1: by the task's stream time)"),
+    Rule("rocksdb_null_window_put_skipped", "2.5.1", "KAFKA-9921",
+         "a null-value put on a duplicate-retaining RocksDB window store is a no-op (before: it advanced the store clock)"),
+    Rule("rocksdb_fetch_from_first_segment", "0.10.2", "Segments#minSegmentId (fixed by KAFKA-4851)", until="0.11.0",
+         doc="window-store fetches skip segments older than the first segment ever created"),
     # --- processing order (timestamp synchronisation across partitions) -----------------------
     Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
          doc="a task picks the partition with the smallest monotone max of head timestamps"),
@@ -159,10 +174,11 @@ class Profile:
         return f"Profile({self.release!r})"
 
     def __eq__(self, other):
-        return isinstance(other, Profile) and other.version == self.version
+        # two releases with the same rules in force model the same behaviour
+        return isinstance(other, Profile) and other._rules == self._rules
 
     def __hash__(self):
-        return hash(self.version)
+        return hash(frozenset(name for name, on in self._rules.items() if on))
 
 
 def profile_for(release: Optional[str]) -> Profile:

@@ -14,7 +14,6 @@ from reference.compare import check_failure, compare_outputs, fmt_record
 from reference.engine import run_scenario
 from reference.errors import KssimError, ScenarioError, UnsupportedOperator
 from reference.explain import show
-from reference.operators import supported_operators
 from reference.records import NO_OLD_VALUE
 from reference.scenario import find_scenario_files, load_scenario
 
@@ -49,18 +48,35 @@ def _describe_input(scenario, index) -> str:
     return f"input {index} ({rec.topic}{part} {show(rec.key)}:{show(rec.value)}@{rec.ts})"
 
 
-def _run_engine(scenario, engine: str, explain: bool):
-    if engine != "reference":
-        raise KssimError(f"engine {engine!r} is not available in this build (engines: reference)")
-    return run_scenario(scenario, explain=explain)
+ENGINES = ("reference", "spark")
+
+
+def run_engine(scenarios, engine: str, explain: bool = False, master=None):
+    """Results for ``scenarios``, in order: a RunResult, or the exception (e.g. UnsupportedOperator)
+    that stopped that one scenario. The Spark backend runs them all in one job."""
+    if engine == "reference":
+        out = []
+        for scenario in scenarios:
+            try:
+                out.append(run_scenario(scenario, explain=explain))
+            except UnsupportedOperator as exc:
+                out.append(exc)
+        return out
+    if engine == "spark":
+        from spark_backend.runner import run_scenarios
+        from spark_backend.session import get_spark
+
+        return run_scenarios(list(scenarios), spark=get_spark(master))
+    raise KssimError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
 
 
 def cmd_run(args) -> int:
     scenarios = [load_scenario(f) for f in find_scenario_files(args.files)]
     several = len(scenarios) > 1
     status = EXIT_OK
-    for scenario in scenarios:
-        result = _run_engine(scenario, args.engine, explain=args.explain)
+    for scenario, result in zip(scenarios, run_engine(scenarios, args.engine, args.explain, args.master)):
+        if isinstance(result, Exception):
+            raise result
         if args.format == "jsonl":
             for rec in result.outputs:
                 print(json.dumps(output_as_json(rec, scenario, several), sort_keys=False))
@@ -114,12 +130,12 @@ def _print_drops(scenario, result, args):
         print(f"  {_describe_input(scenario, d.input_index)}: {d.reason}{why}")
 
 
-def check_one(scenario, engine: str):
-    """(status, detail): status is 'pass', 'fail' or 'unsupported'."""
-    try:
-        result = _run_engine(scenario, engine, explain=False)
-    except UnsupportedOperator as exc:
-        return "unsupported", str(exc)
+def judge(scenario, result):
+    """(status, detail) of one scenario's run: status is 'pass', 'fail' or 'unsupported'."""
+    if isinstance(result, UnsupportedOperator):
+        return "unsupported", str(result)
+    if isinstance(result, Exception):
+        return "fail", f"{type(result).__name__}: {result}"
     failure_problem = check_failure(scenario, result.failure)
     if failure_problem and scenario.expected_failure is not None:
         return "fail", failure_problem
@@ -140,14 +156,16 @@ def cmd_check(args) -> int:
     files = find_scenario_files(args.paths)
     counts = {"pass": 0, "fail": 0, "unsupported": 0, "invalid": 0}
     started = time.monotonic()
+    loaded = []
     for path in files:
         try:
-            scenario = load_scenario(path)
+            loaded.append((path, load_scenario(path)))
         except KssimError as exc:
             counts["invalid"] += 1
             print(f"INVALID {path}: {exc}")
-            continue
-        status, detail = check_one(scenario, args.engine)
+    results = run_engine([s for _, s in loaded], args.engine, master=args.master)
+    for (path, scenario), result in zip(loaded, results):
+        status, detail = judge(scenario, result)
         counts[status] += 1
         if status == "pass":
             if not args.quiet:
@@ -159,12 +177,33 @@ def cmd_check(args) -> int:
             print(f"FAIL {scenario.name} ({path}) [Kafka {scenario.release}, {scenario.topology.operator}]")
             print("  " + detail.replace("\n", "\n  "))
     elapsed = time.monotonic() - started
-    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['invalid']} invalid, "
-          f"{counts['unsupported']} not supported by engine {args.engine} "
-          f"(operators it implements: {', '.join(supported_operators())}) in {elapsed:.1f}s")
+    skipped = f", {counts['unsupported']} skipped (operator not implemented by engine {args.engine})" if counts["unsupported"] else ""
+    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['invalid']} invalid{skipped} in {elapsed:.1f}s")
     if counts["invalid"]:
         return EXIT_BAD_INPUT if not counts["fail"] else EXIT_FAILED
     return EXIT_FAILED if counts["fail"] else EXIT_OK
+
+
+def cmd_difftest(args) -> int:
+    from differential_tests.engines import parse_engine
+    from differential_tests.runner import difftest
+    from differential_tests.strategies import OPERATORS
+
+    a, b = parse_engine(args.a), parse_engine(args.b)
+    operators = args.operator or list(OPERATORS)
+    status = EXIT_OK
+    for run in difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out):
+        rate = run.cases / run.seconds * 60 if run.seconds else 0
+        if run.finding is None:
+            print(f"{run.operator}: {run.cases} cases, no divergence between {a.label} and {b.label} "
+                  f"({run.seconds:.1f}s, {rate:,.0f} cases/min)")
+            continue
+        status = EXIT_FAILED
+        print(run.finding.report)
+        if run.finding.written_to:
+            print(f"  written to {run.finding.written_to} (check it with: kssim check {run.finding.written_to}; "
+                  f"see why with: kssim run --explain {run.finding.written_to})")
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -176,14 +215,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=("table", "jsonl"), default="table")
     run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
     run.add_argument("--explain", action="store_true", help="say why each output record (and each drop) happened")
-    run.add_argument("--engine", default="reference")
+    run.add_argument("--engine", choices=ENGINES, default="reference")
+    run.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="check scenarios against their expected output")
     check.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
-    check.add_argument("--engine", default="reference")
+    check.add_argument("--engine", choices=ENGINES, default="reference")
+    check.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     check.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     check.set_defaults(func=cmd_check)
+
+    diff = sub.add_parser("difftest", help="run generated cases through two engine configurations and shrink the first divergence")
+    diff.add_argument("--a", required=True, metavar="ENGINE[@RELEASE]", help="e.g. reference, reference@3.6, spark@3.9")
+    diff.add_argument("--b", required=True, metavar="ENGINE[@RELEASE]")
+    diff.add_argument("--operator", action="append", choices=("stream_stream_join", "stream_table_join", "table_table_join"))
+    diff.add_argument("--cases", type=int, default=200, help="cases per operator (default 200)")
+    diff.add_argument("--seed", type=int, default=0)
+    diff.add_argument("--out", default="scenarios/regressions", help="where shrunk cases are written (default scenarios/regressions)")
+    diff.set_defaults(func=cmd_difftest)
     return parser
 
 

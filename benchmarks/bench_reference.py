@@ -1,0 +1,93 @@
+"""Throughput of the reference engine: input records/s for each classic join.
+
+Prints, per join: records, outputs, seconds, records/s and the process's peak memory. Inputs are
+generated lazily and outputs are counted, not kept, so memory reflects live state only.
+
+    python benchmarks/bench_reference.py [--records 1000000] [--keys 10000] [--join stream_stream ...]
+
+Workloads (deterministic):
+- stream_stream: inner join, ofTimeDifferenceAndGrace(20000, 0); left and right alternate, key
+  ``(i // 2) % keys``, ts = i, so each record finds about one partner (the other side's record of
+  the same key one round earlier or just before).
+- stream_table: inner join on an unversioned table; every 4th record is a table update, keys
+  pseudo-random over ``keys``.
+- table_table: outer join; updates alternate sides, keys pseudo-random, every 10th a tombstone.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+
+from reference.engine import run_records
+from reference.profiles import profile_for
+from reference.records import InputRecord
+from reference.scenario import RunConfig
+from reference.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
+                                TableTableJoinSpec)
+
+
+def _lcg(n, seed=12345):
+    x = seed
+    for _ in range(n):
+        x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+        yield x >> 33
+
+
+def stream_stream_inputs(n, keys):
+    for i in range(n):
+        yield InputRecord("left" if i % 2 == 0 else "right", f"k{(i // 2) % keys}", f"v{i}", i, 0, i)
+
+
+def stream_table_inputs(n, keys):
+    for i, r in enumerate(_lcg(n)):
+        topic = "right" if i % 4 == 0 else "left"
+        yield InputRecord(topic, f"k{r % keys}", f"v{i}", i, 0, i)
+
+
+def table_table_inputs(n, keys):
+    for i, r in enumerate(_lcg(n, seed=99)):
+        value = None if i % 10 == 9 else f"v{i}"
+        yield InputRecord("left" if i % 2 == 0 else "right", f"k{r % keys}", value, i, 0, i)
+
+
+WORKLOADS = {
+    "stream_stream": (StreamStreamJoinSpec(join="inner", window=JoinWindowSpec(20000, 20000, 0),
+                                           window_api="time_difference", joiner="concat"), stream_stream_inputs),
+    "stream_table": (StreamTableJoinSpec(join="inner", table=TableSpec(), joiner="concat"), stream_table_inputs),
+    "table_table": (TableTableJoinSpec(join="outer", joiner="concat"), table_table_inputs),
+}
+
+
+def run(name, n, keys, release):
+    spec, inputs = WORKLOADS[name]
+    count = [0]
+
+    def on_output(_rec, count=count):
+        count[0] += 1
+
+    started = time.perf_counter()
+    result = run_records(spec, profile_for(release), RunConfig(), inputs(n, keys), on_output=on_output, collect_drops=False)
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result.processed, count[0], seconds, peak_mb
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--release", default="3.9")
+    parser.add_argument("--join", action="append", choices=sorted(WORKLOADS))
+    args = parser.parse_args(argv)
+    print(f"reference engine, Kafka {args.release}, {args.records:,} records over {args.keys:,} keys, one core")
+    print(f"{'join':<15}{'records':>11}{'outputs':>11}{'seconds':>9}{'records/s':>12}{'peak RSS MB':>13}")
+    for name in args.join or sorted(WORKLOADS):
+        processed, outputs, seconds, peak = run(name, args.records, args.keys, args.release)
+        print(f"{name:<15}{processed:>11,}{outputs:>11,}{seconds:>9.2f}{processed / seconds:>12,.0f}{peak:>13.0f}")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""``kssim difftest``: generate cases, run them through two engine configurations in batches,
+report the first divergence, shrink it and write it as a regression scenario."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from typing import List, Optional
+
+import attrs
+from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+
+from reference.explain import show
+
+from .divergence import Divergence, first_divergence
+from .engines import EngineConfig, at_release, run_batch
+from .shrink import shrink
+from .strategies import OPERATORS, scenarios
+
+
+def draw_cases(operator: str, profiles, count: int, seed: int) -> List[dict]:
+    """``count`` scenario documents drawn deterministically (for a given seed) from the strategy."""
+    cases: List[dict] = []
+
+    @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @hypothesis_seed(seed)
+    @given(scenarios(operator, tuple(profiles)))
+    def collect(doc):
+        cases.append(doc)
+
+    collect()
+    for i, doc in enumerate(cases):
+        doc["name"] = f"{operator}-seed{seed}-case{i}"
+    return cases
+
+
+@attrs.frozen
+class Finding:
+    operator: str
+    case_index: int
+    original: dict
+    shrunk: dict
+    divergence: Divergence
+    report: str
+    written_to: Optional[str] = None
+
+
+@attrs.frozen
+class OperatorRun:
+    operator: str
+    cases: int
+    seconds: float
+    finding: Optional[Finding]
+
+
+def _still_diverges(a: EngineConfig, b: EngineConfig):
+    def predicate(docs):
+        ra, rb = run_batch(a, docs), run_batch(b, docs)
+        return [first_divergence(x, y) is not None for x, y in zip(ra, rb)]
+    return predicate
+
+
+def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, seed: int,
+                      batch_size: int = 500, out_dir: Optional[str] = None) -> OperatorRun:
+    started = time.monotonic()
+    docs = draw_cases(operator, (a.profile, b.profile), cases, seed)
+    for start in range(0, len(docs), batch_size):
+        batch = docs[start:start + batch_size]
+        results_a, results_b = run_batch(a, batch), run_batch(b, batch)
+        for offset, (ra, rb) in enumerate(zip(results_a, results_b)):
+            if first_divergence(ra, rb) is None:
+                continue
+            original = batch[offset]
+            small = shrink(original, _still_diverges(a, b))
+            finding = _finding(operator, start + offset, original, small, a, b, seed)
+            if out_dir:
+                finding = attrs.evolve(finding, written_to=write_regression(finding, a, b, out_dir))
+            return OperatorRun(operator, start + offset + 1, time.monotonic() - started, finding)
+    return OperatorRun(operator, len(docs), time.monotonic() - started, None)
+
+
+def _finding(operator, index, original, small, a, b, seed) -> Finding:
+    ra, = run_batch(a, [small], explain=True)
+    rb, = run_batch(b, [small], explain=a.engine == "reference" and b.engine == "reference")
+    div = first_divergence(ra, rb)
+    return Finding(operator, index, original, small, div, describe(small, div, ra, rb, a, b, seed, index))
+
+
+def _rec(rec):
+    if rec is None:
+        return "(nothing)"
+    text = f"{show(rec.key)}:{show(rec.value)}@{rec.ts} while processing input {rec.input_index}"
+    if getattr(rec, "why", None) is not None:
+        text += f"\n        because: {rec.why.describe()}"
+    return text
+
+
+def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
+    lines = [f"divergence in {doc['topology']['operator']} (case {index} of seed {seed}), shrunk to {len(doc['inputs'])} inputs",
+             f"  topology: {json.dumps(doc['topology'], sort_keys=True)}",
+             f"  config:   {json.dumps(doc.get('config', {}), sort_keys=True)}"]
+    for i, rec in enumerate(doc["inputs"]):
+        mark = ">" if i == div.input_index else " "
+        lines.append(f"  {mark} input {i}: {rec['topic']}[{rec.get('partition', 0)}] {show(rec['key'])}:{show(rec['value'])}@{rec['ts']}")
+    lines.append(f"  first difference ({div.what}), partition {div.partition}, output #{div.position}:")
+    lines.append(f"    {a.label}: {_rec(div.record_a)}")
+    lines.append(f"    {b.label}: {_rec(div.record_b)}")
+    for label, res in ((a.label, ra), (b.label, rb)):
+        if res.failure is not None:
+            lines.append(f"    {label}: {res.failure}")
+    return "\n".join(lines)
+
+
+def write_regression(finding: Finding, a: EngineConfig, b: EngineConfig, out_dir: str) -> str:
+    """Write the shrunk case as a scenario whose expectation is engine A's output (the spec side),
+    with engine B's output in ``x-notes``; ``kssim check`` then runs it like any scenario."""
+    doc = at_release(finding.shrunk, a.release)
+    ra, = run_batch(a, [doc])
+    rb, = run_batch(b, [doc])
+    digest = hashlib.sha1(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:10]
+    name = f"{finding.operator}-{a.label}-vs-{b.label}-{digest}".replace("@", "_")
+    doc["name"] = name
+    doc["description"] = f"Shrunk divergence between {a.label} and {b.label} found by kssim difftest."
+    doc["source"] = f"kssim difftest --a {a.label} --b {b.label} (case {finding.case_index})"
+    doc["checkpoints"] = list(range(len(doc["inputs"])))
+    doc["expected"] = [_as_expected(r) for r in ra.outputs]
+    if ra.failure is not None:
+        doc["expected_failure"] = {"input": ra.failure.input_index}
+    doc["x-notes"] = [f"{b.label} gives: " + json.dumps([_as_expected(r) for r in rb.outputs])
+                      + (f"; and fails at input {rb.failure.input_index}" if rb.failure is not None else "")]
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, name + ".json")
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(doc, handle, indent=1)
+        handle.write("\n")
+    return path
+
+
+def _as_expected(rec) -> dict:
+    from reference.records import NO_OLD_VALUE
+
+    out = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value, "ts": rec.ts,
+           "after_input": rec.input_index}
+    if rec.old_value is not NO_OLD_VALUE:
+        out["old_value"] = rec.old_value
+    if rec.partition == 0:
+        del out["partition"]
+    return out
+
+
+def difftest(a: EngineConfig, b: EngineConfig, operators=OPERATORS, cases: int = 200, seed: int = 0,
+             out_dir: Optional[str] = None, batch_size: int = 500) -> List[OperatorRun]:
+    return [difftest_operator(op, a, b, cases, seed, batch_size, out_dir) for op in operators]

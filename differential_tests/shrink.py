@@ -1,0 +1,95 @@
+"""Shrinking a diverging scenario: delta debugging over the scenario document.
+
+Engine-agnostic and batched: every round builds all candidate documents first and asks the
+predicate about the whole batch at once (one Spark job per round, not one per candidate). Steps,
+repeated until nothing gets smaller:
+
+1. simplify the run configuration (one partition, ``as_listed``, RocksDB);
+2. ddmin over the input records (Zeller's complement removal, granularity doubling);
+3. shift timestamps down so the first is 0, and drop values to one-letter names.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Callable, List
+
+Predicate = Callable[[List[dict]], List[bool]]
+
+
+def _first_failing(candidates: List[dict], still_fails: Predicate):
+    if not candidates:
+        return None
+    for doc, fails in zip(candidates, still_fails(candidates)):
+        if fails:
+            return doc
+    return None
+
+
+def _config_candidates(doc):
+    out = []
+    cfg = doc.get("config", {})
+    if cfg.get("partitions"):
+        c = copy.deepcopy(doc)
+        c["config"].pop("partitions")
+        for rec in c["inputs"]:
+            rec.pop("partition", None)
+        out.append(c)
+    for field, simple in (("order", "as_listed"), ("store", "rocksdb")):
+        if cfg.get(field, simple) != simple:
+            c = copy.deepcopy(doc)
+            c["config"][field] = simple
+            out.append(c)
+    return out
+
+
+def _with_inputs(doc, inputs):
+    c = copy.deepcopy(doc)
+    c["inputs"] = inputs
+    return c
+
+
+def _ddmin(doc, still_fails: Predicate):
+    inputs = doc["inputs"]
+    n = 2
+    while len(inputs) >= 2:
+        size = max(1, len(inputs) // n)
+        chunks = [inputs[i:i + size] for i in range(0, len(inputs), size)]
+        complements = [_with_inputs(doc, [r for j, ch in enumerate(chunks) if j != i for r in ch]) for i in range(len(chunks))]
+        found = _first_failing(complements, still_fails)
+        if found is not None:
+            doc, inputs = found, found["inputs"]
+            n = max(n - 1, 2)
+            continue
+        if n >= len(inputs):
+            break
+        n = min(len(inputs), n * 2)
+    return doc
+
+
+def _normalise_candidates(doc):
+    out = []
+    low = min((r["ts"] for r in doc["inputs"]), default=0)
+    if low > 0:
+        c = copy.deepcopy(doc)
+        for r in c["inputs"]:
+            r["ts"] -= low
+        out.append(c)
+    return out
+
+
+def shrink(doc: dict, still_fails: Predicate, max_rounds: int = 50) -> dict:
+    """The smallest document found for which ``still_fails`` holds (``doc`` itself must fail)."""
+    for _ in range(max_rounds):
+        before = (len(doc["inputs"]), repr(doc.get("config")), repr(doc["inputs"]))
+        while True:
+            found = _first_failing(_config_candidates(doc), still_fails)
+            if found is None:
+                break
+            doc = found
+        doc = _ddmin(doc, still_fails)
+        found = _first_failing(_normalise_candidates(doc), still_fails)
+        if found is not None:
+            doc = found
+        if (len(doc["inputs"]), repr(doc.get("config")), repr(doc["inputs"])) == before:
+            return doc
+    return doc
