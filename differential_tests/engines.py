@@ -39,6 +39,7 @@ class CaseResult:
     outputs: tuple = ()
     failure: object = None
     error: Optional[str] = None
+    drops: tuple = ()
 
 
 def parse_engine(text: str) -> EngineConfig:
@@ -70,7 +71,7 @@ def _run_reference(scenario, explain):
         result = run_scenario(scenario, explain=explain)
     except (UnsupportedOperator, KssimError) as exc:
         return CaseResult(error=str(exc))
-    return CaseResult(outputs=result.outputs, failure=result.failure)
+    return CaseResult(outputs=result.outputs, failure=result.failure, drops=result.drops)
 
 
 def _run_spark(scenarios):
@@ -81,5 +82,5 @@ def _run_spark(scenarios):
         if isinstance(res, Exception):
             results.append(CaseResult(error=str(res)))
         else:
-            results.append(CaseResult(outputs=res.outputs, failure=res.failure))
+            results.append(CaseResult(outputs=res.outputs, failure=res.failure, drops=tuple(getattr(res, "drops", ()))))
     return results

@@ -12,6 +12,7 @@ import attrs
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 
 from reference.explain import show
+from reference.profiles import rule_changes
 
 from .divergence import Divergence, first_divergence
 from .engines import EngineConfig, at_release, run_batch
@@ -58,7 +59,8 @@ class OperatorRun:
 def _still_diverges(a: EngineConfig, b: EngineConfig):
     def predicate(docs):
         ra, rb = run_batch(a, docs), run_batch(b, docs)
-        return [first_divergence(x, y) is not None for x, y in zip(ra, rb)]
+        # a candidate either engine rejects (e.g. a key-less shrink step) is not a divergence
+        return [not x.error and not y.error and first_divergence(x, y) is not None for x, y in zip(ra, rb)]
     return predicate
 
 
@@ -70,7 +72,7 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
         batch = docs[start:start + batch_size]
         results_a, results_b = run_batch(a, batch), run_batch(b, batch)
         for offset, (ra, rb) in enumerate(zip(results_a, results_b)):
-            if first_divergence(ra, rb) is None:
+            if ra.error or rb.error or first_divergence(ra, rb) is None:
                 continue
             original = batch[offset]
             small = shrink(original, _still_diverges(a, b))
@@ -110,6 +112,15 @@ def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
     for label, res in ((a.label, ra), (b.label, rb)):
         if res.failure is not None:
             lines.append(f"    {label}: {res.failure}")
+        for drop in res.drops:
+            if drop.input_index == div.input_index:
+                why = f": {drop.why.describe()}" if drop.why is not None else ""
+                lines.append(f"    {label} dropped input {drop.input_index} ({drop.reason}){why}")
+    if a.release != b.release:
+        changed = rule_changes(a.profile, b.profile)
+        if changed:
+            lines.append(f"  rules that differ between {a.release} and {b.release}: "
+                         + ", ".join(f"{r.name} ({r.ref})" for r in changed))
     return "\n".join(lines)
 
 

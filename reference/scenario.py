@@ -108,8 +108,9 @@ def _is_int(value) -> bool:
 
 
 class _Loader:
-    def __init__(self, path):
+    def __init__(self, path, inputs_required=True):
         self.path = path
+        self.inputs_required = inputs_required
 
     def fail(self, where, message):
         return ScenarioError(self.path, where, message)
@@ -213,6 +214,8 @@ class _Loader:
         return topic, partition, ts
 
     def inputs(self, items, operator, config) -> tuple:
+        if items is None and not self.inputs_required:
+            return ()
         if not isinstance(items, list):
             raise self.fail("inputs", "missing, or not a list of records")
         topics = OPERATOR_INPUT_TOPICS[operator]
@@ -267,9 +270,9 @@ class _Loader:
         return ExpectedFailure(input=index, message_contains=contains)
 
 
-def scenario_from_dict(doc, path=None) -> Scenario:
+def scenario_from_dict(doc, path=None, inputs_required=True) -> Scenario:
     """Build a scenario from an already-parsed JSON/YAML document."""
-    return _Loader(path).load(doc)
+    return _Loader(path, inputs_required).load(doc)
 
 
 def read_document(path):
@@ -297,6 +300,12 @@ def read_document(path):
 
 def load_scenario(path) -> Scenario:
     return scenario_from_dict(read_document(path), path=os.fspath(path))
+
+
+def load_topology_file(path) -> Scenario:
+    """A scenario file used for its topology, release and config only (``kssim replay``):
+    ``inputs`` may be left out."""
+    return scenario_from_dict(read_document(path), path=os.fspath(path), inputs_required=False)
 
 
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")

@@ -206,6 +206,58 @@ def cmd_difftest(args) -> int:
     return status
 
 
+def cmd_replay(args) -> int:
+    """Replay captured record files through a topology file's topology on either engine."""
+    import attrs
+
+    from reference.record_files import output_row, read_record_files, write_rows
+    from reference.scenario import load_topology_file
+    from reference.topology import OPERATOR_INPUT_TOPICS
+
+    base = load_topology_file(args.topology)
+    # captured topics carry no cross-topic order: Kafka's timestamp synchronisation decides it
+    config = attrs.evolve(base.config, order=args.order)
+    topics = OPERATOR_INPUT_TOPICS[base.topology.operator]
+    inputs = read_record_files(args.input, topics, config.partitions)
+    scenario = attrs.evolve(base, inputs=tuple(inputs), config=config, expected=None, checkpoints=None)
+    started = time.monotonic()
+    result, = run_engine([scenario], args.engine, master=args.master)
+    if isinstance(result, Exception):
+        raise result
+    seconds = time.monotonic() - started
+    old = _sends_old_values(scenario)
+    rows = [output_row(rec, inputs[rec.input_index], old) for rec in result.outputs]
+    write_rows(args.output, rows)
+    print(f"replayed {len(inputs):,} records ({config.order}) through {scenario.topology.operator} "
+          f"(Kafka {scenario.release}, engine {args.engine}) in {seconds:.1f}s: {len(rows):,} output records "
+          f"written to {args.output}, {len(result.drops):,} inputs dropped")
+    if result.failure is not None:
+        print(f"Kafka Streams would fail while processing {_describe_input(scenario, result.failure.input_index)}: "
+              f"{result.failure.message}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_rules(args) -> int:
+    """The semantics rules kssim models, per release; or what changes between two releases."""
+    from reference.profiles import RULES, profile_for, rule_changes
+
+    if args.releases:
+        if len(args.releases) != 2:
+            raise KssimError("kssim rules takes no release (all rules) or two releases (what changes from the first to the second)")
+        a, b = (profile_for(r) for r in args.releases)
+        changes = rule_changes(a, b)
+        print(f"from Kafka {a.release} to {b.release}: {len(changes)} rule(s) change")
+        for r in changes:
+            state = "gained" if getattr(b, r.name) else "lost"
+            print(f"  {state:<6} {r.name} ({r.ref}): {r.doc}")
+        return EXIT_OK
+    for r in RULES:
+        span = f"{r.since}" + (f" until {r.until}" if r.until else "+") + "".join(f", {x}-{y}" for x, y in r.also)
+        print(f"{r.name:<40} {span:<22} {r.ref}: {r.doc}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kssim", description="Exactly what Kafka Streams outputs, per release.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -225,6 +277,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     check.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     check.set_defaults(func=cmd_check)
+
+    replay = sub.add_parser("replay", help="replay captured record files (JSONL or Parquet) through a topology file")
+    replay.add_argument("topology", help="a scenario file giving topology, semantics and config (its inputs are not used)")
+    replay.add_argument("--input", "-i", action="append", required=True,
+                        help="record file (.jsonl or .parquet) with topic, partition, offset, ts, key, value; repeatable")
+    replay.add_argument("--output", "-o", required=True, help="where to write outputs (.jsonl or .parquet)")
+    replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default="timestamp_sync",
+                        help="timestamp_sync (default): each task picks its next record as Kafka does; "
+                             "as_listed: files' rows in (topic, partition, offset) order")
+    replay.add_argument("--engine", choices=ENGINES, default="reference")
+    replay.add_argument("--master", help="Spark master URL")
+    replay.set_defaults(func=cmd_replay)
+
+    rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases")
+    rules.add_argument("releases", nargs="*", metavar="RELEASE", help="two releases, e.g. 3.6 3.7")
+    rules.set_defaults(func=cmd_rules)
 
     diff = sub.add_parser("difftest", help="run generated cases through two engine configurations and shrink the first divergence")
     diff.add_argument("--a", required=True, metavar="ENGINE[@RELEASE]", help="e.g. reference, reference@3.6, spark@3.9")

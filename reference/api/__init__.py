@@ -1,0 +1,38 @@
+"""Kafka Streams' DSL and test driver, in Python, for the joins kssim models.
+
+Names mirror Kafka's in snake_case; each class and method says which Kafka class or method it
+mirrors. A topology is one join reading topics ``left`` and ``right`` and writing ``output``::
+
+    from reference.api import StreamsBuilder, JoinWindows, TopologyTestDriver
+
+    b = StreamsBuilder()
+    b.stream("left").left_join(b.stream("right"), lambda l, r: f"{l}+{r}",
+                               JoinWindows.of_time_difference_and_grace(15, 5)).to("output")
+    driver = TopologyTestDriver(b.build(), release="3.9", store="rocksdb")
+    driver.create_input_topic("left").pipe_input("k", "A", ts=3)
+    driver.create_output_topic("output").read_records_to_list()
+
+- building: :class:`StreamsBuilder`, :class:`KStream`, :class:`KTable`, :class:`Topology`
+  (``.spec`` is the topology spec a scenario file parses to; ``.to_scenario(...)`` and
+  ``.describe()`` write it back as a scenario document or as Python code);
+- options: :class:`JoinWindows`, :class:`Joined`, :class:`Materialized`, :class:`Stores`,
+  :class:`ValueJoiner` (joiners are also Python callables or the names ``"pair"`` / ``"concat"``);
+- running: :class:`TopologyTestDriver`, :class:`TestInputTopic`, :class:`TestOutputTopic`,
+  :class:`TestRecord`, :class:`KeyValue`, through :class:`reference.engine.Engine`.
+
+Topologies Kafka rejects raise :class:`reference.errors.TopologyError`; other misuse raises the
+classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions.
+"""
+from ..errors import KafkaWouldFail, TopologyError
+from .builder import KStream, KTable, StreamsBuilder, Topology
+from .driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
+from .errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
+from .options import JoinWindows, Joined, KeyValueBytesStoreSupplier, Materialized, Stores, ValueJoiner
+
+__all__ = [
+    "StreamsBuilder", "KStream", "KTable", "Topology",
+    "JoinWindows", "Joined", "Materialized", "Stores", "KeyValueBytesStoreSupplier", "ValueJoiner",
+    "TopologyTestDriver", "TestInputTopic", "TestOutputTopic", "TestRecord", "KeyValue",
+    "TopologyError", "KafkaWouldFail", "IllegalArgumentError", "IllegalStateError", "NoSuchElementError",
+    "UnsavableTopologyError",
+]

@@ -1,0 +1,292 @@
+"""``TopologyTestDriver``: Kafka's test driver, running a topology through the reference engine.
+
+As Kafka's driver: one task, partition 0 of every topic, each piped record processed at once
+(scenario order ``as_listed``), the wall clock frozen, output records queued per topic until read.
+The outer-join emit interval is 0 by default, as in Kafka's driver since 3.8 and in every
+scenario file (before 3.8 Kafka's driver kept 1000 ms unless a test set the interval to 0, as most
+of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that).
+
+Beyond Kafka's driver, it says why: every output record carries the index of the input that
+emitted it, ``drops()`` lists the inputs dropped or ignored with a reason code, and with
+``explain=True`` records and drops carry a :class:`reference.explain.Why`.
+"""
+from __future__ import annotations
+
+import collections
+from typing import List, NamedTuple, Optional
+
+import attrs
+
+from ..engine import Engine
+from ..errors import KafkaWouldFail
+from ..profiles import DEFAULT_RELEASE, profile_for
+from ..records import NO_OLD_VALUE, Drop, InputRecord
+from ..scenario import OUTPUT_TOPIC, STORES, RunConfig
+from ..topology import check_topology
+from .builder import Topology
+from .errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
+from .options import to_millis
+
+
+class KeyValue(NamedTuple):
+    """Kafka's ``KeyValue``."""
+
+    key: object
+    value: object
+
+
+@attrs.frozen
+class TestRecord:
+    """Kafka's ``TestRecord``: key, value and timestamp ``ts`` (None: the input topic's current time).
+
+    Records read from an output topic also carry ``input_index`` (the piped input whose processing
+    emitted it, counting from 0 across all input topics), ``old_value`` (table-table joins that
+    send old values) and ``why`` (with ``explain=True``). Equality compares key, value and ts only.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    key: object
+    value: object
+    ts: Optional[int] = None
+    input_index: int = attrs.field(default=-1, eq=False)
+    old_value: object = attrs.field(default=NO_OLD_VALUE, eq=False)
+    why: object = attrs.field(default=None, eq=False, repr=False)
+
+
+class TopologyTestDriver:
+    """Kafka's ``TopologyTestDriver`` for a kssim topology, under the rules of Kafka ``release``
+    with ``store`` ("rocksdb", Kafka's default, or "in_memory") for every store.
+
+    Creating it checks the topology under ``release`` (an API the release does not have, a grace
+    period on an unversioned table...: :class:`reference.errors.TopologyError`). A record on which
+    real Kafka Streams would die raises :class:`reference.errors.KafkaWouldFail` from
+    ``pipe_input``; the driver is unusable afterwards, as Kafka's task is.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, topology: Topology, release: str = DEFAULT_RELEASE, store: str = "rocksdb", *,
+                 explain: bool = False, emit_interval_ms: int = 0):
+        if not isinstance(topology, Topology):
+            raise TypeError(f"TopologyTestDriver runs a Topology (StreamsBuilder.build()), got {topology!r}")
+        if store not in STORES:
+            raise IllegalArgumentError(f"store must be one of {', '.join(STORES)}, got {store!r}")
+        emit_interval_ms = to_millis(emit_interval_ms, "emit_interval_ms")
+        if emit_interval_ms < 0:
+            raise IllegalArgumentError(f"emit_interval_ms must not be negative, got {emit_interval_ms}")
+        self.topology = topology
+        self.profile = profile_for(release)
+        check_topology(topology.spec, self.profile)
+        self.config = RunConfig(order="as_listed", store=store, emit_interval_ms=emit_interval_ms)
+        self._engine = Engine(topology.spec, self.profile, self.config, explain=explain)
+        self._queues = {OUTPUT_TOPIC: collections.deque()}
+        self._drops: List[Drop] = []
+        self._next_index = 0
+        self._failure: Optional[KafkaWouldFail] = None
+        self._closed = False
+
+    @property
+    def release(self) -> str:
+        return self.profile.release
+
+    @property
+    def input_topics(self) -> tuple:
+        return self._engine.topics
+
+    def create_input_topic(self, topic: str, start_ts: int = 0, auto_advance_ms: int = 0) -> "TestInputTopic":
+        """``createInputTopic(topic, ..., startTimestamp, autoAdvance)``. Records piped without a
+        timestamp get the topic's current time, which starts at ``start_ts`` (Kafka's short form
+        starts at the wall clock's now; ours is frozen at 0) and advances by ``auto_advance_ms``."""
+        if topic not in self._engine.topics:
+            raise IllegalArgumentError(f"Unknown topic: {topic} (the topology reads {', '.join(self._engine.topics)})")
+        return TestInputTopic(self, topic, to_millis(start_ts, "startTimestamp"), to_millis(auto_advance_ms, "autoAdvance"))
+
+    def create_output_topic(self, topic: str) -> "TestOutputTopic":
+        """``createOutputTopic(topic, ...)``; every output topic object of one topic reads one queue."""
+        if topic not in self._queues:
+            raise IllegalArgumentError(f"Unknown topic: {topic} (the topology writes {', '.join(self._queues)})")
+        return TestOutputTopic(self, topic)
+
+    def advance_wall_clock_time(self, advance_ms) -> None:
+        """``advanceWallClockTime(advance)``: moves the mock wall clock (frozen at 0 otherwise).
+        Of the joins, only the outer-join emit throttle reads it, so it matters only with
+        ``emit_interval_ms`` > 0."""
+        advance = to_millis(advance_ms, "advance")
+        if advance < 0:
+            raise IllegalArgumentError("advance must not be negative")
+        for ctx in self._engine.contexts:
+            ctx.wall_clock_ms += advance
+
+    def drops(self) -> List[Drop]:
+        """The input records dropped or ignored so far (wholly or in part), in input order: each a
+        :class:`reference.records.Drop` with ``input_index``, a ``reason`` code and ``why``."""
+        self._drops.extend(self._engine.drain_drops())
+        return list(self._drops)
+
+    def pipe(self, topic: str, key, value, ts: int) -> int:
+        """Process one record now; return its input index. The input topics call this."""
+        if self._closed:
+            raise IllegalStateError("the driver is closed")
+        if self._failure is not None:
+            raise self._failure
+        if topic not in self._engine.topics:
+            raise IllegalArgumentError(f"Unknown topic: {topic} (the topology reads {', '.join(self._engine.topics)})")
+        if isinstance(ts, bool) or not isinstance(ts, int):
+            raise TypeError(f"a record timestamp is int milliseconds, got {ts!r}")
+        index = self._next_index
+        self._next_index += 1
+        if ts < 0:
+            # FailOnInvalidTimestamp, Kafka's default timestamp extractor, stops the application
+            self._failure = KafkaWouldFail(index, f"negative timestamp {ts}: Kafka's default timestamp extractor "
+                                                  "(FailOnInvalidTimestamp) rejects it")
+            raise self._failure
+        try:
+            outputs = self._engine.process(InputRecord(topic, key, value, ts, 0, index))
+        except KafkaWouldFail as exc:
+            self._failure = exc
+            raise
+        if outputs:
+            queues = self._queues
+            for out in outputs:
+                queues[out.topic].append(out)
+        return index
+
+    def read(self, topic: str) -> TestRecord:
+        """The next record of an output topic (``readRecord``); the output topics call this."""
+        queue = self._queues[topic]
+        if not queue:
+            raise NoSuchElementError(f"Empty topic: {topic}")
+        out = queue.popleft()
+        return TestRecord(out.key, out.value, out.ts, out.input_index, out.old_value, out.why)
+
+    def queue_size(self, topic: str) -> int:
+        return len(self._queues[topic])
+
+    def close(self) -> None:
+        """``TopologyTestDriver#close()``. Nothing is flushed: records held by a join (an unjoined
+        left record waiting for its window to close, a buffered stream record) stay unemitted."""
+        self._closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class TestInputTopic:
+    """Kafka's ``TestInputTopic``: ``pipe_input(key, value, ts=None)``, ``pipe_input(value)`` (null
+    key), ``pipe_input(TestRecord)``, the list forms and ``advance_time``."""
+
+    __test__ = False  # not a pytest test class
+    _NO_VALUE = object()
+
+    def __init__(self, driver: TopologyTestDriver, topic: str, start_ts: int, auto_advance_ms: int):
+        if auto_advance_ms < 0:
+            raise IllegalArgumentError("autoAdvance must be positive")
+        self.driver = driver
+        self.topic = topic
+        self.current_ts = start_ts
+        self.auto_advance_ms = auto_advance_ms
+
+    def _timestamp_and_advance(self) -> int:
+        ts = self.current_ts
+        self.current_ts += self.auto_advance_ms
+        return ts
+
+    def advance_time(self, advance_ms) -> None:
+        """``TestInputTopic#advanceTime(advance)``: moves this topic's current time only."""
+        advance = to_millis(advance_ms, "advance")
+        if advance < 0:
+            raise IllegalArgumentError("advance must be positive")
+        self.current_ts += advance
+
+    def pipe_input(self, key, value=_NO_VALUE, ts: Optional[int] = None) -> int:
+        """Pipe one record, processed at once; returns its input index.
+
+        ``pipe_input(key, value, ts=3)``; ``pipe_input(key, value)`` at the topic's current time;
+        ``pipe_input(value)`` with a null key; ``pipe_input(TestRecord(...))``.
+        """
+        if value is self._NO_VALUE:
+            if isinstance(key, TestRecord):
+                key, value, ts = key.key, key.value, key.ts
+            else:
+                key, value = None, key  # Kafka's pipeInput(value): a null key
+        if ts is None:
+            ts = self._timestamp_and_advance()
+        return self.driver.pipe(self.topic, key, value, to_millis(ts, "timestamp"))
+
+    def pipe_record_list(self, records) -> None:
+        """``pipeRecordList(records)``: ``TestRecord`` s."""
+        for rec in records:
+            self.pipe_input(rec)
+
+    def pipe_key_value_list(self, key_values, start_ts: Optional[int] = None, advance_ms: int = 0) -> None:
+        """``pipeKeyValueList(keyValues[, startTimestamp, advance])``: ``(key, value)`` pairs."""
+        ts = start_ts
+        for key, value in key_values:
+            self.pipe_input(key, value, ts)
+            if ts is not None:
+                ts += advance_ms
+
+    def pipe_value_list(self, values, start_ts: Optional[int] = None, advance_ms: int = 0) -> None:
+        """``pipeValueList(values[, startTimestamp, advance])``: values with null keys."""
+        self.pipe_key_value_list(((None, v) for v in values), start_ts, advance_ms)
+
+    def __repr__(self):
+        return f"TestInputTopic[topic={self.topic!r}]"
+
+
+class TestOutputTopic:
+    """Kafka's ``TestOutputTopic``: read records one by one or all at once; reading an empty topic
+    raises :class:`NoSuchElementError` as Kafka's ``NoSuchElementException``."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, driver: TopologyTestDriver, topic: str):
+        self.driver = driver
+        self.topic = topic
+
+    def read_record(self) -> TestRecord:
+        return self.driver.read(self.topic)
+
+    def read_value(self):
+        return self.read_record().value
+
+    def read_key_value(self) -> KeyValue:
+        rec = self.read_record()
+        return KeyValue(rec.key, rec.value)
+
+    def read_records_to_list(self) -> List[TestRecord]:
+        out = []
+        while not self.is_empty():
+            out.append(self.read_record())
+        return out
+
+    def read_values_to_list(self) -> list:
+        return [r.value for r in self.read_records_to_list()]
+
+    def read_key_values_to_list(self) -> List[KeyValue]:
+        return [KeyValue(r.key, r.value) for r in self.read_records_to_list()]
+
+    def read_key_values_to_map(self) -> dict:
+        """``readKeyValuesToMap()``: the last value of each key (a null value stays as a None
+        entry); a null key raises :class:`IllegalStateError`, as in Kafka."""
+        out = {}
+        while not self.is_empty():
+            rec = self.read_record()
+            if rec.key is None:
+                raise IllegalStateError("Null keys not allowed with readKeyValuesToMap method")
+            out[rec.key] = rec.value
+        return out
+
+    def get_queue_size(self) -> int:
+        return self.driver.queue_size(self.topic)
+
+    def is_empty(self) -> bool:
+        return self.driver.queue_size(self.topic) == 0
+
+    def __repr__(self):
+        return f"TestOutputTopic[topic={self.topic!r}, size={self.get_queue_size()}]"
