@@ -35,21 +35,30 @@ def _lcg(n, seed=12345):
         yield x >> 33
 
 
+def _names(prefix, n):
+    return [f"{prefix}{i}" for i in range(n)]
+
+
+VALUES = _names("v", 1000)  # a pool, so the generator's own cost stays small
+
+
 def stream_stream_inputs(n, keys):
+    names = _names("k", keys)
     for i in range(n):
-        yield InputRecord("left" if i % 2 == 0 else "right", f"k{(i // 2) % keys}", f"v{i}", i, 0, i)
+        yield InputRecord("left" if i % 2 == 0 else "right", names[(i // 2) % keys], VALUES[i % 1000], i, 0, i)
 
 
 def stream_table_inputs(n, keys):
+    names = _names("k", keys)
     for i, r in enumerate(_lcg(n)):
-        topic = "right" if i % 4 == 0 else "left"
-        yield InputRecord(topic, f"k{r % keys}", f"v{i}", i, 0, i)
+        yield InputRecord("right" if i % 4 == 0 else "left", names[r % keys], VALUES[i % 1000], i, 0, i)
 
 
 def table_table_inputs(n, keys):
+    names = _names("k", keys)
     for i, r in enumerate(_lcg(n, seed=99)):
-        value = None if i % 10 == 9 else f"v{i}"
-        yield InputRecord("left" if i % 2 == 0 else "right", f"k{r % keys}", value, i, 0, i)
+        value = None if i % 10 == 9 else VALUES[i % 1000]
+        yield InputRecord("left" if i % 2 == 0 else "right", names[r % keys], value, i, 0, i)
 
 
 WORKLOADS = {

@@ -26,7 +26,7 @@ from .explain import Why
 from .operators import builder_for
 from .records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord
 from .scenario import OUTPUT_TOPIC, RunConfig, Scenario
-from .topology import OPERATOR_INPUT_TOPICS
+from .topology import OPERATOR_INPUT_TOPICS, check_topology
 
 
 class TaskContext:
@@ -79,6 +79,7 @@ class Engine:
         self.config = config
         self.topics = OPERATOR_INPUT_TOPICS[topology.operator]
         build = builder_for(topology.operator)
+        check_topology(topology, profile, config.store)  # specs built in code skip the loader
         instance_state: dict = {}
         self.tasks = []
         self.contexts = []
@@ -156,20 +157,25 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
     """Run input records through a topology. With ``on_output`` the outputs are streamed to it
     (and not kept), so memory stays bounded by live state."""
     engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops)
-    outputs: list = []
+    tasks, contexts = engine.tasks, engine.contexts
+    sink: list = []  # every task emits into it; drained after each input when streaming
+    for ctx in contexts:
+        ctx.outputs = sink
     processed = 0
     failure = None
     try:
-        for rec in processing_order(inputs, config, profile, engine.topics):
-            out = engine.process(rec)
+        for topic, key, value, ts, partition, index in processing_order(inputs, config, profile, engine.topics):
+            ctx = contexts[partition]
+            ctx.input_index = index
+            tasks[partition].process(topic, key, value, ts, ctx)
             processed += 1
-            if out:
-                if on_output is not None:
-                    for o in out:
-                        on_output(o)
-                else:
-                    outputs.extend(out)
+            if on_output is not None and sink:
+                for o in sink:
+                    on_output(o)
+                sink.clear()
     except KafkaWouldFail as exc:
         failure = exc
+        engine.failure = exc
+    outputs = sink if on_output is None else []
     drops = sorted(engine.drain_drops(), key=lambda d: d.input_index)
     return RunResult(outputs=tuple(outputs), drops=tuple(drops), failure=failure, processed=processed)

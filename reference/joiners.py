@@ -61,5 +61,11 @@ def make_joiner(joiner, separator: str = "+"):
         return lambda left, right: [left, right]
     if joiner == "concat":
         sep = separator
-        return lambda left, right: java_str(left) + sep + java_str(right)
+
+        def concat(left, right):
+            # strings are by far the common case: skip java_str for them
+            return ((left if left.__class__ is str else java_str(left)) + sep
+                    + (right if right.__class__ is str else java_str(right)))
+
+        return concat
     raise ValueError(f"unknown joiner {joiner!r}")

@@ -61,7 +61,7 @@ RULES = (
          "join results carry max(this.ts, other.ts) instead of the triggering record's ts"),
     Rule("time_difference_windows", "3.1", "KIP-633, KAFKA-10847",
          "JoinWindows.ofTimeDifference* exist and turn on the spurious left/outer result fix"),
-    Rule("outer_scan_early_exit_before_bound", "3.2", "KAFKA-13721", until="3.8",
+    Rule("outer_scan_early_exit_before_bound", "3.1.1", "KAFKA-13721", until="3.8",
          doc="the outer-join emission scan's early exit uses the processor's before bound"),
     Rule("window_fetch_hides_expired", "3.4", "KAFKA-12960",
          "window-store fetches hide records older than the store's retention (RocksDB too)"),

@@ -1,9 +1,13 @@
 """Record types shared by every engine: input records, output records, drops.
 
-Frozen ``attrs`` classes with slots; engines create one per input and one per output, so they
-carry no behaviour.
+Input and output records are immutable ``NamedTuple``s rather than frozen ``attrs`` classes: an
+engine creates one per input and one per output, and a tuple is built about ten times faster than
+a frozen attrs instance (which sets each field through ``object.__setattr__``). They carry no
+behaviour. ``Drop`` is rarer and stays a frozen attrs class.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import attrs
 
@@ -11,8 +15,7 @@ import attrs
 NO_OLD_VALUE = type("NoOldValue", (), {"__repr__": lambda self: "NO_OLD_VALUE", "__bool__": lambda self: False})()
 
 
-@attrs.frozen(slots=True)
-class InputRecord:
+class InputRecord(NamedTuple):
     """One record of an input topic partition. ``index`` is its position in the scenario's inputs."""
 
     topic: str
@@ -23,12 +26,12 @@ class InputRecord:
     index: int = -1
 
 
-@attrs.frozen(slots=True)
-class OutputRecord:
+class OutputRecord(NamedTuple):
     """One record written to an output topic.
 
     ``input_index`` is the index of the input whose processing emitted it; ``why`` explains it
-    (a :class:`reference.explain.Why`, or None when explanations were not asked for).
+    (a :class:`reference.explain.Why`, or None when explanations were not asked for). Two records
+    are equal when everything but ``why`` is.
     """
 
     topic: str
@@ -38,7 +41,16 @@ class OutputRecord:
     ts: int
     input_index: int
     old_value: object = NO_OLD_VALUE
-    why: object = attrs.field(default=None, eq=False)
+    why: object = None
+
+    def __eq__(self, other):
+        return isinstance(other, OutputRecord) and self[:7] == other[:7]
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self[:7])
 
 
 @attrs.frozen(slots=True)

@@ -137,11 +137,11 @@ class _Loader:
         topology = parse_topology(doc.get("topology"), self.fail) if "topology" in doc else None
         if topology is None:
             raise self.fail("topology", "missing required field")
+        config = self.config(doc.get("config", {}), topology.operator)
         try:
-            check_topology(topology, profile)
+            check_topology(topology, profile, config.store)
         except TopologyError as exc:
             raise self.fail(exc.field, exc.message) from None
-        config = self.config(doc.get("config", {}), topology.operator)
         inputs = self.inputs(doc.get("inputs"), topology.operator, config)
         expected = self.expected(doc["expected"], config) if "expected" in doc else None
         checkpoints = self.checkpoints(doc["checkpoints"], len(inputs)) if "checkpoints" in doc else None

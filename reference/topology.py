@@ -208,11 +208,25 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     return OtherOperatorSpec(operator=operator, fields=dict(obj))
 
 
-def check_topology(spec, profile: Profile) -> None:
-    """Reject what Kafka Streams' API (of the modelled release) rejects, as TopologyError."""
+DAY_MS = 24 * 60 * 60 * 1000
+
+
+def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
+    """Reject what Kafka Streams' API (of the modelled release) rejects, as TopologyError.
+
+    ``store`` ("rocksdb"/"in_memory", the scenario's ``config.store``) is checked where the release
+    could not build the join on it."""
     if isinstance(spec, StreamStreamJoinSpec):
         _check_join_windows(spec, profile)
+        if store == "in_memory" and not profile.stream_joined_store_suppliers:
+            # StreamJoined (KIP-479) is the only way to give a stream-stream join in-memory stores
+            raise TopologyError("config.store", "a stream-stream join can use in-memory stores only through "
+                                f"StreamJoined (KIP-479, Kafka 2.4+); modelled release {profile.release}")
     elif isinstance(spec, StreamTableJoinSpec):
+        if spec.join == "inner" and not profile.kip77_join_semantics:
+            # KIP-77 added KStream#join(KTable) in 0.10.2
+            raise TopologyError("topology.join", "a stream-table inner join does not exist before Kafka 0.10.2 "
+                                f"(modelled release {profile.release}); only leftJoin")
         _check_table(spec.table, "topology.table", profile)
         if spec.grace_ms is not None:
             if not profile.stream_table_grace:
@@ -244,7 +258,13 @@ def _check_join_windows(spec: StreamStreamJoinSpec, profile: Profile) -> None:
             raise TopologyError("topology.window_api", f"JoinWindows.ofTimeDifference* (KIP-633) does not exist before Kafka 3.1 (modelled release {profile.release})")
         if w.grace_ms is None:
             raise TopologyError("topology.window.grace_ms", "ofTimeDifferenceAndGrace needs a grace period (0 for ofTimeDifferenceWithNoGrace)")
-    elif w.grace_ms is not None and not profile.join_window_grace:
-        raise TopologyError("topology.window.grace_ms", f"JoinWindows#grace (KIP-328) does not exist before Kafka 2.1 (modelled release {profile.release}); use grace_ms: null")
+    elif not profile.join_window_grace:
+        if w.grace_ms is not None:
+            raise TopologyError("topology.window.grace_ms", f"JoinWindows#grace (KIP-328) does not exist before Kafka 2.1 (modelled release {profile.release}); use grace_ms: null")
+        size = w.before_ms + w.after_ms
+        if size + 1 > DAY_MS:
+            # KStreamJoinWindow: the stores keep JoinWindows#maintainMs() (1 day), which must exceed the window
+            raise TopologyError("topology.window", f"before Kafka 2.1 a join window of {size} ms does not fit the "
+                                "1-day retention (KStreamJoinWindow: retention must be at least the window size + 1)")
     if w.grace_ms is not None and w.grace_ms < 0:
         raise TopologyError("topology.window.grace_ms", f"the grace period must not be negative, got {w.grace_ms}")

@@ -27,7 +27,8 @@ def test_rule_arrives_in_its_release(rule, last_without, first_with):
 def test_rules_that_came_and_went():
     assert [profile_for(r).ktable_emit_on_change for r in ("2.5", "2.6", "2.6.1", "2.6.2", "2.7", "2.7.1", "2.8")] == \
         [False, True, True, False, True, False, False]
-    assert [profile_for(r).outer_scan_early_exit_before_bound for r in ("3.1", "3.2", "3.7", "3.8")] == [False, True, True, False]
+    # KAFKA-13721 was backported to 3.1.1
+    assert [profile_for(r).outer_scan_early_exit_before_bound for r in ("3.1", "3.1.1", "3.2", "3.7", "3.8")] == [False, True, True, True, False]
     assert [profile_for(r).partition_choice_max_head for r in ("2.0", "2.1", "2.3", "2.4")] == [False, True, True, False]
 
 

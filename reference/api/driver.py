@@ -77,7 +77,7 @@ class TopologyTestDriver:
             raise IllegalArgumentError(f"emit_interval_ms must not be negative, got {emit_interval_ms}")
         self.topology = topology
         self.profile = profile_for(release)
-        check_topology(topology.spec, self.profile)
+        check_topology(topology.spec, self.profile, store)
         self.config = RunConfig(order="as_listed", store=store, emit_interval_ms=emit_interval_ms)
         self._engine = Engine(topology.spec, self.profile, self.config, explain=explain)
         self._queues = {OUTPUT_TOPIC: collections.deque()}
