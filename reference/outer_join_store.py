@@ -12,39 +12,17 @@ key (``TimestampedKeyAndJoinSideSerializer``); both bytes stores iterate in unsi
 - ``delete`` removes the whole list of one (ts, side, key) (``put(key, null)`` / ``putIfAbsent(key, null)``);
 - there is no retention: entries leave only when emitted or deleted by a join.
 
-Record keys are JSON values here; :func:`serialized_key` stands in for the key serde: strings as
-UTF-8 (``StringSerializer``), integers as 8-byte big-endian two's complement (``LongSerializer``;
-for ints that fit 32 bits the order equals ``IntegerSerializer``'s), floats as IEEE-754 doubles,
-booleans as one byte, anything else as its compact JSON text.
+Record keys are JSON values here; :func:`reference.key_serde.serialized_key` stands in for the key serde.
 """
 from __future__ import annotations
 
-import json
-import struct
-
 from sortedcontainers import SortedDict
+
+from .key_serde import serialized_key
 
 LEFT_SIDE = 1  # TimestampedKeyAndJoinSideSerializer: (byte) (isLeftSide ? 1 : 0)
 RIGHT_SIDE = 0
 
-_LONG = struct.Struct(">q")
-_DOUBLE = struct.Struct(">d")
-
-
-def serialized_key(key) -> bytes:
-    """The bytes a sensible key serde gives ``key`` (they decide the order of equal-ts entries)."""
-    kind = type(key)
-    if kind is str:
-        return key.encode("utf-8")
-    if kind is bool:
-        return b"\x01" if key else b"\x00"
-    if kind is int:
-        if -(1 << 63) <= key < (1 << 63):
-            return _LONG.pack(key)
-        return str(key).encode("ascii")
-    if kind is float:
-        return _DOUBLE.pack(key)
-    return json.dumps(key, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 class OuterJoinStore:

@@ -50,7 +50,8 @@ import attrs
 
 from .explain import Stored, Why, show
 from .joiners import make_joiner
-from .outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore, serialized_key
+from .key_serde import serialized_key
+from .outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
 from .window_store import LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore
 
 from .topology import DAY_MS  # Windows.DEFAULT_MAINTAIN_DURATION, the deprecated 24 h grace default

@@ -5,7 +5,8 @@ multiples of 60 000 (segment 0: 0..59 999, segment 1: 60 000..119 999, ...).
 """
 import pytest
 
-from reference.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore, serialized_key
+from reference.key_serde import serialized_key
+from reference.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
 from reference.window_store import InMemoryWindowStore, RocksDBWindowStore, segment_interval
 
 SEG = 60_000
