@@ -17,16 +17,21 @@ order the processors forward them (depth-first, as Kafka does).
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, Iterable, Iterator, List, Optional
 
 import attrs
 
 from .errors import KafkaWouldFail
 from .explain import Why
+from .key_serde import partition_for
 from .operators import builder_for
 from .records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord
 from .scenario import OUTPUT_TOPIC, RunConfig, Scenario
 from .topology import OPERATOR_INPUT_TOPICS, check_topology
+
+
+_new_tuple = tuple.__new__
 
 
 class TaskContext:
@@ -37,10 +42,12 @@ class TaskContext:
     to build :class:`~reference.explain.Why` objects at all.
     """
 
-    __slots__ = ("task_id", "input_index", "explain", "outputs", "drops", "collect_drops", "wall_clock_ms", "config")
+    __slots__ = ("task_id", "input_index", "explain", "outputs", "drops", "collect_drops", "wall_clock_ms", "config",
+                 "internal")
 
-    def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True):
+    def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True, internal=None):
         self.task_id = task_id
+        self.internal = internal  # the engine's queue of records sent to internal (repartition) topics
         self.input_index = -1
         self.explain = explain
         self.outputs: List[OutputRecord] = []
@@ -50,7 +57,17 @@ class TaskContext:
         self.config = config
 
     def emit(self, key, value, ts, why: Optional[Why] = None, old_value=NO_OLD_VALUE, topic: str = OUTPUT_TOPIC):
-        self.outputs.append(OutputRecord(topic, self.task_id, key, value, ts, self.input_index, old_value, why))
+        # tuple.__new__ skips the NamedTuple's generated __new__: this is the hottest allocation
+        self.outputs.append(_new_tuple(OutputRecord, (topic, self.task_id, key, value, ts, self.input_index, old_value, why)))
+
+    def send(self, topic: str, key, value, ts: int, partition: Optional[int] = None):
+        """Write to an internal (repartition) topic: the engine hands the record to the task of
+        ``partition`` (default: Kafka's default partitioner on the key, this task for a null key)
+        after the current processor returns, still attributed to the current input, as
+        ``TopologyTestDriver`` processes what a record wrote to internal topics before returning."""
+        if partition is None:
+            partition = self.task_id if key is None else partition_for(key, self.config.task_count)
+        self.internal.append((topic, key, value, ts, partition))
 
     def drop(self, reason: str, why: Optional[Why] = None):
         if self.collect_drops:
@@ -83,24 +100,43 @@ class Engine:
         instance_state: dict = {}
         self.tasks = []
         self.contexts = []
+        self.internal: deque = deque()
         for task_id in range(config.task_count):
             self.tasks.append(build(topology, profile, config, instance_state))
-            self.contexts.append(TaskContext(task_id, config, explain, collect_drops))
+            self.contexts.append(TaskContext(task_id, config, explain, collect_drops, self.internal))
         self.failure: Optional[KafkaWouldFail] = None
 
     def process(self, record: InputRecord) -> List[OutputRecord]:
         """Process one record in its task; return the output records it caused, in order."""
         if self.failure is not None:
             raise self.failure
-        ctx = self.contexts[record.partition]
-        ctx.input_index = record.index
-        ctx.outputs = out = []
+        out: List[OutputRecord] = []
+        for ctx in self.contexts:
+            ctx.outputs = out
         try:
-            self.tasks[record.partition].process(record.topic, record.key, record.value, record.ts, ctx)
+            self.deliver(record.topic, record.key, record.value, record.ts, record.partition, record.index)
         except KafkaWouldFail as exc:
             self.failure = exc
             raise
         return out
+
+    def deliver(self, topic, key, value, ts, partition, index):
+        """Process one input record in its task, then what it sent to internal topics."""
+        ctx = self.contexts[partition]
+        ctx.input_index = index
+        self.tasks[partition].process(topic, key, value, ts, ctx)
+        if self.internal:
+            self.drain_internal(index)
+
+    def drain_internal(self, index):
+        """Process every record sent to internal topics, in the order sent (breadth-first), in the
+        task of its partition, attributed to input ``index``."""
+        internal = self.internal
+        while internal:
+            topic, key, value, ts, partition = internal.popleft()
+            ctx = self.contexts[partition]
+            ctx.input_index = index
+            self.tasks[partition].process(topic, key, value, ts, ctx)
 
     def drain_drops(self) -> List[Drop]:
         drops = []
@@ -157,7 +193,7 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
     """Run input records through a topology. With ``on_output`` the outputs are streamed to it
     (and not kept), so memory stays bounded by live state."""
     engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops)
-    tasks, contexts = engine.tasks, engine.contexts
+    tasks, contexts, internal = engine.tasks, engine.contexts, engine.internal
     sink: list = []  # every task emits into it; drained after each input when streaming
     for ctx in contexts:
         ctx.outputs = sink
@@ -168,6 +204,8 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
             ctx = contexts[partition]
             ctx.input_index = index
             tasks[partition].process(topic, key, value, ts, ctx)
+            if internal:
+                engine.drain_internal(index)
             processed += 1
             if on_output is not None and sink:
                 for o in sink:

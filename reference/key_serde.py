@@ -17,6 +17,38 @@ _LONG = struct.Struct(">q")
 _DOUBLE = struct.Struct(">d")
 
 
+def murmur2(data: bytes) -> int:
+    """Kafka's 32-bit murmur2 (``Utils.murmur2``, seed 0x9747b28c), as a signed int."""
+    m, r = 0x5BD1E995, 24
+    length = len(data)
+    h = (0x9747B28C ^ length) & 0xFFFFFFFF
+    for i in range(0, length - length % 4, 4):
+        k = data[i] | data[i + 1] << 8 | data[i + 2] << 16 | data[i + 3] << 24
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> r
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    tail = length % 4
+    base = length - tail
+    if tail == 3:
+        h ^= data[base + 2] << 16
+    if tail >= 2:
+        h ^= data[base + 1] << 8
+    if tail >= 1:
+        h ^= data[base]
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(key, partitions: int) -> int:
+    """The partition Kafka's default partitioner picks for a non-null key:
+    ``toPositive(murmur2(keyBytes)) % numPartitions``."""
+    return (murmur2(serialized_key(key)) & 0x7FFFFFFF) % partitions
+
+
 def serialized_key(key) -> bytes:
     kind = type(key)
     if kind is str:
