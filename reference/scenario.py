@@ -209,8 +209,10 @@ class _Loader:
         partition = obj.get("partition", 0)
         if not _is_int(partition) or partition < 0:
             raise self.fail(f"{where}.partition", f"must be a non-negative integer, got {partition!r}")
-        if partition >= config.partition_count(topic):
-            raise self.fail(f"{where}.partition", f"partition {partition} does not exist: topic {topic!r} has {config.partition_count(topic)} partition(s) (config.partitions)")
+        count = config.task_count if topic == OUTPUT_TOPIC else config.partition_count(topic)
+        if partition >= count:
+            # task N writes partition N of the output topic
+            raise self.fail(f"{where}.partition", f"partition {partition} does not exist: topic {topic!r} has {count} partition(s) (config.partitions)")
         return topic, partition, ts
 
     def inputs(self, items, operator, config) -> tuple:

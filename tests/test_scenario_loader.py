@@ -190,3 +190,10 @@ def test_every_conformance_file_loads():
     assert len(files) > 1800
     for f in files:
         load_scenario(f)
+
+
+def test_output_has_one_partition_per_task():
+    two = {"partitions": {"left": 2, "right": 2}}
+    rec = {"topic": "output", "partition": 1, "key": "k", "value": 1, "ts": 1}
+    assert scenario_from_dict(base(config=two, expected=[rec])).expected[0].partition == 1
+    assert error_of(base(expected=[rec])).where == "expected[0].partition"
