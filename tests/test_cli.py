@@ -48,7 +48,13 @@ def test_explain_says_why_e_null_appears_while_f_is_processed(capsys):
     code, out, _ = run_cli(capsys, "run", LEFT_31, "--explain")
     line = next(l for l in out.splitlines() if l.startswith("#16 "))
     assert code == 0
-    assert "input 17" in line and "80" in line and "40" in line and "15" in line and "5" in line
+    assert line.startswith('#16 k:["E",null]@40 while processing input 17 (right k:f@80): unjoined left E@40')
+    assert "stream time 80 > 40 + before 15 + grace 5" in line
+    # F-null waits for G: at f@80 it was still open (60 + 15 + 5 = 80, not < 80)
+    line = next(l for l in out.splitlines() if l.startswith("#17 "))
+    assert "input 18" in line and "stream time 100 > 60 + after 15 + grace 5" in line
+    # drops are explained too
+    assert "input 0 (left k:null@1): null_value" in out
 
 
 def test_drops_lists_every_null_value_record(capsys):

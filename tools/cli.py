@@ -82,7 +82,7 @@ def cmd_run(args) -> int:
                 print(json.dumps(output_as_json(rec, scenario, several), sort_keys=False))
         else:
             _print_table(scenario, result, args, several)
-        if args.drops:
+        if args.drops or args.explain:
             _print_drops(scenario, result, args)
         if result.failure is not None:
             print(f"{scenario.name}: Kafka Streams would fail while processing "
@@ -266,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("files", nargs="+", help="scenario files or folders")
     run.add_argument("--format", choices=("table", "jsonl"), default="table")
     run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
-    run.add_argument("--explain", action="store_true", help="say why each output record (and each drop) happened")
+    run.add_argument("--explain", action="store_true", help="say why each output record happened, and why each dropped input was dropped")
     run.add_argument("--engine", choices=ENGINES, default="reference")
     run.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     run.set_defaults(func=cmd_run)
