@@ -1,10 +1,13 @@
 """Captured topics as record files: JSONL or Parquet rows with topic, partition, offset, ts, key,
 value. Shared by every engine (it models no Kafka rule).
 
-Rows are put in each partition's offset order; the canonical input list is ordered by (topic as
-the topology declares them, partition, offset), and a row's index in it is the ``input`` that
-outputs name. Bad rows are errors naming the file, the line (JSONL) or row (Parquet) and the
-field; duplicate (topic, partition, offset) coordinates are errors too: nothing is silently lost.
+The rows of the files, in the order the files are given and in file order, are the input
+records: a row's position is its input index (the ``input`` that outputs name) and that order is
+``as_listed``. ``offset`` is optional (default: the row's position within its topic partition);
+where given, a partition's rows must come in increasing offset order, since that is the order a
+task reads them in (``timestamp_sync``). Bad rows are errors naming the file, the line (JSONL) or
+row (Parquet) and the field; nothing is silently lost. The Spark backend reads the same files
+with the same numbering (``spark_backend/inputs.py``).
 """
 from __future__ import annotations
 
@@ -41,19 +44,20 @@ def _rows_parquet(path) -> Iterator[Tuple[str, dict]]:
     n = 0
     for batch in pq.ParquetFile(path).iter_batches():
         for row in batch.to_pylist():
-            yield f"row {n}", _decode_json_columns(row)
+            yield f"row {n}", _decode_json_columns(path, f"row {n}", row)
             n += 1
 
 
-def _decode_json_columns(row: dict) -> dict:
-    """Parquet files written by kssim carry keys and values as JSON text (``key_json``/``value_json``)."""
-    out = dict(row)
+def _decode_json_columns(path, where, row: dict) -> dict:
+    """In Parquet, ``key`` and ``value`` are strings holding JSON text (a null is a null key/value)."""
     for name in ("key", "value"):
-        col = f"{name}_json"
-        if col in out:
-            text = out.pop(col)
-            out[name] = None if text is None else json.loads(text)
-    return out
+        text = row.get(name)
+        if text is not None:
+            try:
+                row[name] = json.loads(text)
+            except (TypeError, json.JSONDecodeError):
+                raise ScenarioError(path, f"{where}, field {name}", f"must be JSON text, got {text!r}") from None
+    return row
 
 
 def read_rows(path) -> Iterator[Tuple[str, dict]]:
@@ -66,21 +70,23 @@ def read_rows(path) -> Iterator[Tuple[str, dict]]:
 
 
 def read_record_files(paths: Iterable, topics, partitions: dict) -> List[InputRecord]:
-    """All rows of ``paths`` as input records in canonical order (see the module docstring)."""
-    rows = []
-    seen = {}
+    """All rows of ``paths`` as input records, numbered in file order (see the module docstring)."""
+    out: List[InputRecord] = []
+    last_offset = {}
     rank = {t: i for i, t in enumerate(topics)}
     for path in paths:
         for where, row in read_rows(path):
-            rec = _check_row(path, where, row, rank, partitions)
-            coord = (rec[0], rec[1], rec[2])
-            if coord in seen:
-                raise ScenarioError(path, where, f"duplicate record: topic {coord[0]!r} partition {coord[1]} offset {coord[2]} "
-                                                 f"already read at {seen[coord]}")
-            seen[coord] = f"{path} {where}"
-            rows.append(rec)
-    rows.sort(key=lambda r: (rank[r[0]], r[1], r[2]))
-    return [InputRecord(topic=t, key=k, value=v, ts=ts, partition=p, index=i) for i, (t, p, _, ts, k, v) in enumerate(rows)]
+            topic, partition, offset, ts, key, value = _check_row(path, where, row, rank, partitions)
+            coord = (topic, partition)
+            if offset is None:
+                offset = last_offset.get(coord, -1) + 1
+            elif offset <= last_offset.get(coord, -1):
+                raise ScenarioError(path, f"{where}, field offset",
+                                    f"offset {offset} of topic {topic!r} partition {partition} comes after offset "
+                                    f"{last_offset[coord]}: list each partition's records in increasing offset order")
+            last_offset[coord] = offset
+            out.append(InputRecord(topic=topic, key=key, value=value, ts=ts, partition=partition, index=len(out)))
+    return out
 
 
 def _check_row(path, where, row, rank, partitions):
@@ -97,41 +103,37 @@ def _check_row(path, where, row, rank, partitions):
         raise ScenarioError(path, f"{where}, field topic", f"must be one of {', '.join(rank)}, got {topic!r}")
     partition, offset, ts = row.get("partition", 0), row.get("offset"), row["ts"]
     if not _is_int(partition) or not 0 <= partition < partitions.get(topic, 1):
-        raise ScenarioError(path, f"{where}, field partition", f"must be a partition of {topic!r} (0 to {partitions.get(topic, 1) - 1}), got {partition!r}")
-    if offset is None:
-        raise ScenarioError(path, f"{where}, field offset", "missing required field (records are replayed in offset order)")
-    if not _is_int(offset) or offset < 0:
+        raise ScenarioError(path, f"{where}, field partition",
+                            f"must be a partition of {topic!r} (0 to {partitions.get(topic, 1) - 1}), got {partition!r}")
+    if offset is not None and (not _is_int(offset) or offset < 0):
         raise ScenarioError(path, f"{where}, field offset", f"must be a non-negative integer, got {offset!r}")
     if not _is_int(ts) or ts < 0:
         raise ScenarioError(path, f"{where}, field ts", f"must be a non-negative integer timestamp, got {ts!r}")
-    return (topic, partition, offset, ts, row["key"], row["value"])
+    return topic, partition, offset, ts, row["key"], row["value"]
 
 
-def output_row(rec, source: InputRecord, with_old_value: bool) -> dict:
+def output_row(rec, with_old_value: bool) -> dict:
+    """An output record with the fields of ``kssim run --format jsonl``."""
     row = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value, "ts": rec.ts,
-           "input": rec.input_index, "input_topic": source.topic, "input_partition": source.partition}
+           "input": rec.input_index}
     if with_old_value:
         row["old_value"] = None if rec.old_value is NO_OLD_VALUE else rec.old_value
     return row
 
 
 def write_rows(path, rows: List[dict]) -> None:
-    """JSONL (one object a line), or Parquet with keys and values as JSON text columns."""
+    """JSONL (one object a line), or Parquet with ``key``/``value``/``old_value`` as JSON text,
+    as the Spark backend writes them."""
     path = os.fspath(path)
     if path.endswith(".parquet"):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table_rows = []
-        for row in rows:
-            r = {k: v for k, v in row.items() if k not in ("key", "value", "old_value")}
-            r["key_json"] = json.dumps(row["key"], sort_keys=True)
-            r["value_json"] = json.dumps(row["value"], sort_keys=True)
-            if "old_value" in row:
-                r["old_value_json"] = json.dumps(row["old_value"], sort_keys=True)
-            table_rows.append(r)
+        json_columns = ("key", "value", "old_value")
+        table_rows = [{k: (None if v is None else json.dumps(v, sort_keys=True, separators=(",", ":")))
+                       if k in json_columns else v for k, v in row.items()} for row in rows]
         pq.write_table(pa.Table.from_pylist(table_rows), path)
         return
     with open(path, "w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, sort_keys=False) + "\n")
+            handle.write(json.dumps(row) + "\n")

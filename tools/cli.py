@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -210,32 +211,64 @@ def cmd_replay(args) -> int:
     """Replay captured record files through a topology file's topology on either engine."""
     import attrs
 
-    from reference.record_files import output_row, read_record_files, write_rows
     from reference.scenario import load_topology_file
-    from reference.topology import OPERATOR_INPUT_TOPICS
 
     base = load_topology_file(args.topology)
     # captured topics carry no cross-topic order: Kafka's timestamp synchronisation decides it
-    config = attrs.evolve(base.config, order=args.order)
-    topics = OPERATOR_INPUT_TOPICS[base.topology.operator]
-    inputs = read_record_files(args.input, topics, config.partitions)
-    scenario = attrs.evolve(base, inputs=tuple(inputs), config=config, expected=None, checkpoints=None)
+    scenario = attrs.evolve(base, config=attrs.evolve(base.config, order=args.order), expected=None, checkpoints=None)
     started = time.monotonic()
-    result, = run_engine([scenario], args.engine, master=args.master)
-    if isinstance(result, Exception):
-        raise result
-    seconds = time.monotonic() - started
-    old = _sends_old_values(scenario)
-    rows = [output_row(rec, inputs[rec.input_index], old) for rec in result.outputs]
-    write_rows(args.output, rows)
-    print(f"replayed {len(inputs):,} records ({config.order}) through {scenario.topology.operator} "
-          f"(Kafka {scenario.release}, engine {args.engine}) in {seconds:.1f}s: {len(rows):,} output records "
-          f"written to {args.output}, {len(result.drops):,} inputs dropped")
-    if result.failure is not None:
-        print(f"Kafka Streams would fail while processing {_describe_input(scenario, result.failure.input_index)}: "
-              f"{result.failure.message}", file=sys.stderr)
+    replay = _replay_spark if args.engine == "spark" else _replay_reference
+    outputs, drops, failure = replay(scenario, args)
+    print(f"replayed {', '.join(args.input)} ({args.order}) through {scenario.topology.operator} "
+          f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
+          f"{outputs:,} output records written to {args.output}, {drops:,} inputs dropped")
+    if failure is not None:
+        print(f"Kafka Streams would fail while processing input {failure.input_index}: {failure.message}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _replay_reference(scenario, args):
+    import attrs
+
+    from reference.record_files import output_row, read_record_files, write_rows
+    from reference.topology import OPERATOR_INPUT_TOPICS
+
+    inputs = read_record_files(args.input, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions)
+    result, = run_engine([attrs.evolve(scenario, inputs=tuple(inputs))], "reference")
+    if isinstance(result, Exception):
+        raise result
+    old = _sends_old_values(scenario)
+    write_rows(args.output, [output_row(rec, old) for rec in result.outputs])
+    return len(result.outputs), len(result.drops), result.failure
+
+
+def _replay_spark(scenario, args):
+    """Spark reads the files itself; its part file becomes ``args.output``."""
+    import glob
+    import shutil
+    import tempfile
+
+    from spark_backend.replay import replay
+    from spark_backend.session import get_spark
+
+    fmt = "parquet" if args.output.endswith(".parquet") else "jsonl"
+    folder = tempfile.mkdtemp(prefix="kssim-replay-")
+    try:
+        counts, failure = replay(scenario, args.input, os.path.join(folder, "out"), fmt,
+                                 spark=get_spark(args.master), single_file=True)
+        part, = [p for p in glob.glob(os.path.join(folder, "out", "part-*")) if not p.endswith(".crc")]
+        shutil.move(part, args.output)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        outputs = pq.ParquetFile(args.output).metadata.num_rows
+    else:
+        with open(args.output, "rb") as handle:
+            outputs = sum(1 for _ in handle)
+    return outputs, sum(counts.values()), failure
 
 
 def cmd_rules(args) -> int:
