@@ -71,7 +71,12 @@ def read_rows(path) -> Iterator[Tuple[str, dict]]:
 
 def read_record_files(paths: Iterable, topics, partitions: dict) -> List[InputRecord]:
     """All rows of ``paths`` as input records, numbered in file order (see the module docstring)."""
-    out: List[InputRecord] = []
+    return list(iter_record_files(paths, topics, partitions))
+
+
+def iter_record_files(paths: Iterable, topics, partitions: dict) -> Iterator[InputRecord]:
+    """The same records as a stream, read batch by batch: memory stays flat for ``as_listed``."""
+    index = 0
     last_offset = {}
     rank = {t: i for i, t in enumerate(topics)}
     for path in paths:
@@ -85,8 +90,8 @@ def read_record_files(paths: Iterable, topics, partitions: dict) -> List[InputRe
                                     f"offset {offset} of topic {topic!r} partition {partition} comes after offset "
                                     f"{last_offset[coord]}: list each partition's records in increasing offset order")
             last_offset[coord] = offset
-            out.append(InputRecord(topic=topic, key=key, value=value, ts=ts, partition=partition, index=len(out)))
-    return out
+            yield InputRecord(topic, key, value, ts, partition, index)
+            index += 1
 
 
 def _check_row(path, where, row, rank, partitions):

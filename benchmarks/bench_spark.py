@@ -1,0 +1,126 @@
+"""Spark backend vs reference engine: records/s for each classic join on generated captured topics.
+
+For each join and size (default 1M and 10M records over 10k keys) the script writes one Parquet
+record file (``topic, partition, offset, ts, key, value``, keys and values as JSON text) with
+Spark, outside the timings, then times:
+
+- Spark: ``spark_backend.replay.replay`` end to end: read the Parquet file, run the join, write
+  the outputs as Parquet (on ``local[2]`` unless ``--master`` says otherwise);
+- reference: the same file read as a stream (``reference.record_files.iter_record_files``) through
+  the reference engine, outputs counted (``--skip-reference-above N`` skips its long runs).
+
+Both run ``as_listed`` (file order: the generators emit records in timestamp order).
+
+    python benchmarks/bench_spark.py [--sizes 1000000 10000000] [--join stream_table ...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from reference.engine import run_records
+from reference.record_files import iter_record_files
+from reference.scenario import scenario_from_dict
+
+KEYS = 10_000
+
+TOPOLOGIES = {
+    "stream_stream": {"operator": "stream_stream_join", "join": "inner", "window_api": "time_difference",
+                      "window": {"before_ms": 20000, "after_ms": 20000, "grace_ms": 0}, "joiner": "concat"},
+    "stream_table": {"operator": "stream_table_join", "join": "inner", "table": {"versioned": False}, "joiner": "concat"},
+    "table_table": {"operator": "table_table_join", "join": "outer", "joiner": "concat"},
+}
+
+
+def generate(spark, join, n, keys, path):
+    """The workloads of bench_reference.py, as Spark expressions over ``spark.range(n)``."""
+    from pyspark.sql import functions as F
+
+    i = F.col("id")
+    if join == "stream_stream":
+        topic = F.when(i % 2 == 0, "left").otherwise("right")
+        key_no = F.floor(i / 2) % keys
+    elif join == "stream_table":
+        topic = F.when(i % 4 == 0, "right").otherwise("left")
+        key_no = F.pmod(F.xxhash64(i), F.lit(keys))
+    else:
+        topic = F.when(i % 2 == 0, "left").otherwise("right")
+        key_no = F.pmod(F.xxhash64(i, F.lit(99)), F.lit(keys))
+    value = F.concat(F.lit('"v'), (i % 1000).cast("string"), F.lit('"'))
+    if join == "table_table":
+        value = F.when(i % 10 == 9, F.lit(None)).otherwise(value)
+    frame = spark.range(n).select(
+        topic.alias("topic"), F.lit(0).alias("partition"), i.alias("offset"), i.alias("ts"),
+        F.concat(F.lit('"k'), key_no.cast("string"), F.lit('"')).alias("key"), value.alias("value"))
+    tmp = path + ".dir"
+    frame.coalesce(1).write.mode("overwrite").parquet(tmp)
+    part, = [p for p in os.listdir(tmp) if p.startswith("part-")]
+    shutil.move(os.path.join(tmp, part), path)
+    shutil.rmtree(tmp)
+
+
+def scenario_for(join):
+    return scenario_from_dict({"format": "kssim-scenario/1", "name": f"bench-{join}", "semantics": "3.9",
+                               "topology": TOPOLOGIES[join]}, inputs_required=False)
+
+
+def time_spark(spark, scenario, path, out):
+    from spark_backend.replay import replay
+
+    started = time.perf_counter()
+    replay(scenario, [path], out, "parquet", spark=spark)
+    return time.perf_counter() - started
+
+
+def time_reference(scenario, path):
+    count = [0]
+
+    def on_output(_rec):
+        count[0] += 1
+
+    started = time.perf_counter()
+    records = iter_record_files([path], ("left", "right"), {})
+    run_records(scenario.topology, scenario.profile, scenario.config, records, on_output=on_output, collect_drops=False)
+    return time.perf_counter() - started, count[0]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--join", action="append", choices=sorted(TOPOLOGIES))
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--skip-reference-above", type=int, default=None, help="skip reference runs above N records")
+    args = parser.parse_args(argv)
+
+    from spark_backend.session import get_spark
+
+    spark = get_spark(args.master)
+    work = tempfile.mkdtemp(prefix="kssim-bench-")
+    print(f"Spark {spark.version} on {spark.sparkContext.master} vs the reference engine, Kafka 3.9, {KEYS:,} keys")
+    print(f"{'join':<15}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")
+    try:
+        for join in args.join or sorted(TOPOLOGIES):
+            scenario = scenario_for(join)
+            for n in args.sizes:
+                path = os.path.join(work, f"{join}-{n}.parquet")
+                generate(spark, join, n, KEYS, path)
+                spark_s = time_spark(spark, scenario, path, os.path.join(work, "out"))
+                if args.skip_reference_above is not None and n > args.skip_reference_above:
+                    ref = "-"
+                    print(f"{join:<15}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref:>9}{ref:>12}{ref:>10}")
+                else:
+                    ref_s, _ = time_reference(scenario, path)
+                    print(f"{join:<15}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref_s:>9.1f}{n / ref_s:>12,.0f}"
+                          f"{ref_s / spark_s:>10.2f}")
+                sys.stdout.flush()
+                os.remove(path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
