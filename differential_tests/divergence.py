@@ -1,8 +1,9 @@
 """The first divergence between two runs of the same scenario.
 
 Two runs agree when, on every output partition, they emit the same records (key, value, ts,
-old value) in the same order while processing the same inputs, and they fail (or not) at the same
-input. The first divergence is the differing record with the smallest input index.
+old value) in the same order while processing the same inputs, drop the same inputs for the same
+reasons, and fail (or not) at the same input. The first divergence is the difference with the
+smallest input index.
 """
 from __future__ import annotations
 
@@ -47,6 +48,13 @@ def first_divergence(a, b) -> Optional[Divergence]:
                 what = "missing in b" if y is None else "missing in a" if x is None else "records differ"
                 candidates.append(Divergence(p, i, idx, x, y, what))
                 break
+    drops_a = {(d.input_index, d.reason) for d in a.drops}
+    drops_b = {(d.input_index, d.reason) for d in b.drops}
+    if drops_a != drops_b:
+        idx, _ = min(drops_a ^ drops_b)
+        reasons = lambda drops: sorted(r for i, r in drops if i == idx) or ["not dropped"]  # noqa: E731
+        candidates.append(Divergence(0, -1, idx, None, None,
+                                     f"drops: input {idx}: a {', '.join(reasons(drops_a))}; b {', '.join(reasons(drops_b))}"))
     fa = getattr(a.failure, "input_index", None)
     fb = getattr(b.failure, "input_index", None)
     if fa != fb:

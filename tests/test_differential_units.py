@@ -34,6 +34,16 @@ def test_missing_records_and_failures_diverge():
     assert "failure" in first_divergence(a, fail).what
 
 
+def test_different_drop_reasons_diverge():
+    from reference.records import Drop
+
+    a = CaseResult(drops=(Drop(2, "null_key"),))
+    assert first_divergence(a, a) is None
+    div = first_divergence(a, CaseResult(drops=(Drop(2, "null_value"),)))
+    assert div.input_index == 2 and "null_key" in div.what and "null_value" in div.what
+    assert "not dropped" in first_divergence(a, CaseResult()).what
+
+
 def test_shrink_finds_the_minimal_pair_with_batched_predicate():
     # divergence iff a left "X" and a right "Y" are both present
     doc = {"config": {"order": "timestamp_sync", "store": "in_memory", "partitions": {"left": 2, "right": 2}},
