@@ -1,52 +1,57 @@
-"""KStream-KStream joins (inner, left, outer) for Kafka 0.10.0-3.9, set-based except one replay.
+"""KStream-KStream joins (inner, left, outer) for Kafka 0.10.0-3.9: set-based, except the
+outer-store replay of the 3.1+ spurious-result fix.
 
 Source: ``KStreamKStreamJoin`` (+ ``LeftSide`` / ``RightSide``), ``KStreamJoinWindow``,
 ``KStreamImplJoin`` (``TimeTracker``), ``StreamStreamJoinUtil``, ``JoinWindows``, the window
-stores (``RocksDBWindowStore`` / ``RocksDBSegmentedBytesStore`` / ``Segments`` /
+stores (``RocksDBWindowStore``, ``RocksDBSegmentedBytesStore``, ``Segments`` /
 ``AbstractSegments``, ``InMemoryWindowStore``) at the release tags; digest:
-kafka-semantics-joins.md sections 1.3, 2, 5, 6. Settings per scenario: ``stream_stream_settings``.
+kafka-semantics-joins.md sections 1.3, 2, 5, 6. Per-scenario settings (windows, retention,
+release rules read by name): ``stream_stream_settings``.
 
-Every record of a task is handled by the processor of its side (left: bounds ``[t - before,
-t + after]``; right: ``[t - after, t + before]`` since KAFKA-4153, 0.10.1), which forwards its
-results before ``KStreamJoinWindow`` puts the record into its side's window store. How each rule
-is computed (windows are per (scenario, task) in processing order):
+Every record of a task goes to the processor of its side (left bounds ``[t - before, t +
+after]``, right ``[t - after, t + before]``, swapped by KAFKA-4153 in 0.10.1; both clamped at 0),
+which forwards its results before ``KStreamJoinWindow`` puts the record into its side's window
+store. How each rule is computed ("window" = a window function per (scenario, task) in processing
+order):
 
-- null keys / values (per record, no window): a null key never reaches a processor before 3.7
-  (``null_key`` drop); since KIP-77 (0.10.2) a null value is dropped too (``null_value``), before
-  it is joined (``joiner(null, ...)``) but never stored. Since KIP-962 (3.7) an outer processor
-  emits a null-key record with a value at once (null key, its ts). Before KIP-77 ``leftJoin``
-  had one processor: left records look up the right store and are not stored, right records are
-  only stored; in 0.10.0 a null left key reaches that processor, which throws (a failure).
-- window stores: each side's store clock is a window ``max`` over the earlier puts of that side
-  (a null-value put counts in memory, and in RocksDB before KAFKA-9921 / 2.5.1; the task's
-  stream time at the last put in 2.1, KAFKA-7895). A stored record R is visible to a fetch at
-  position q iff it was put before q and ``R.ts >= visibleFrom(q)``, one threshold per lookup
-  from the other store's clock C: in memory and RocksDB since KAFKA-12960 (3.4)
-  ``C - retention + 1``; RocksDB 2.1-3.3 (segments live while ``>= segmentId(C - retention)``)
-  ``segmentId(C - retention) * interval``; before 2.1 (the three newest segments)
-  ``(segmentId(C) - 2) * interval``, and in 0.10.2 not below the first segment the store ever
-  created (``Segments#minSegmentId``). Puts the store rejects (in memory ``ts <= C -
-  retention``; RocksDB a dead segment) are ``expired_window_put`` drops; the record was still
-  joined.
-- matches: a range join. Each lookup carries its bucket ``ts div B`` (B larger than every
-  window's span, so a stored record is wanted by lookups of at most two buckets) and its range
-  ``[max(0, t - joinBefore) ∨ visibleFrom, max(0, t + joinAfter)]``; stored records are exploded
-  into the (at most two) buckets whose lookups can reach them. A left outer join on
-  (scenario, task, key, bucket, store side) with ``R.position < q`` and the range yields every
-  result in fetch order (``R.ts``, then put order) and, for lookups without a match, one row.
-  Inner results carry ``max(t, R.ts)`` since KAFKA-6455 (2.3), before the triggering ts.
-- eager left/outer results (before 3.1, and ``JoinWindows.of`` since): an outer processor with
-  no match emits ``X-null`` at its ts at once.
-- the spurious-result fix (3.1+, ``ofTimeDifference*``, left/outer): the shared stream time,
-  the outer store and its emission scan are replayed per tracker scope (per task since
-  KAFKA-14862 / 3.4.1, per instance before) in ``stream_stream_outer.py``; a grouped
-  ``mapInArrow`` over only the rows that matter (clock candidates, unmatched outer records,
-  lookups that delete outer entries). The clock rows are the records at or above their task's
-  running max of clock-advancing records (every record since KIP-962 / 3.7, non-dropped ones
-  before).
+- nulls, per record, no window: a null key never reaches a processor before 3.7 (``null_key``);
+  since KIP-77 (0.10.2) a null value is dropped too (``null_value``), before it is joined
+  (``joiner(null, ...)``) and never stored. Since KIP-962 (3.7) an outer processor emits a null-key
+  record with a value at once (null key, its ts). Before KIP-77 ``leftJoin`` had one processor:
+  left records look up the right store and are not stored, right records are only stored; in
+  0.10.0 a null left key reaches that processor, which throws: a failure.
+- window stores, windows: a store's clock before a record is the max ts of the earlier puts into
+  it (a null-value put counts in memory, and in RocksDB before KAFKA-9921 / 2.5.1); in 2.1
+  (before KAFKA-7895) RocksDB expired by the task's stream time at the store's last put, a
+  second window. A stored record R is visible to the fetch at position q iff it was put before q
+  and ``R.ts >= visibleFrom``, one threshold per lookup from the other store's clock C: in memory
+  and in RocksDB since KAFKA-12960 (3.4) ``C - retention + 1``; RocksDB 2.1-3.3 (segments live
+  while ``>= segmentId(C - retention)``, KAFKA-7072) ``segmentId(C - retention) * interval``;
+  before 2.1 (the three newest segments) ``(segmentId(C) - 2) * interval``, in 0.10.2 not below
+  the first segment the store created (``Segments#minSegmentId``). Visibility is monotone in C,
+  so one threshold is exact. A put the store rejects (in memory ``ts <= C - retention``; RocksDB
+  a segment no longer live) is an ``expired_window_put`` drop; the record was joined before.
+- matches, a range join: each lookup carries its time bucket ``ts div B`` (B is wider than any
+  lookup range of the scenario) and its range ``[max(max(0, t - joinBefore), visibleFrom),
+  max(0, t + joinAfter)]``; each stored record is exploded into the (at most two) buckets whose
+  lookups can reach it. A left outer hash join on (scenario, task, key, bucket, store side) with
+  ``R.position < q`` and the range gives every result (fetch order: ``R.ts``, then put order)
+  and one row per lookup that found nothing. Results carry ``max(t, R.ts)`` since KAFKA-6455
+  (2.3), the triggering ts before.
+- eager left/outer results (before 3.1, and ``JoinWindows.of`` since): an outer processor that
+  found nothing emits ``X-null`` at its ts at once.
+- the spurious-result fix (3.1+, ``ofTimeDifference*``, left/outer joins): truly sequential per
+  tracker (see ``stream_stream_outer``), so the shared stream time, outer store and emission scan
+  are replayed by a ``mapInArrow`` over each tracker's rows in processing order (per task since
+  KAFKA-14862 / 3.4.1, per instance before), fed only the rows that matter, selected set-based:
+  clock rows (records at or above their task's running max of clock-advancing records, a
+  window: every record since KIP-962 / 3.7, non-dropped ones before), lookups of an outer
+  processor that found nothing, and matches that delete outer entries.
 
-Output order within one input: scan flushes (f1 = 0, in walk order), inner results (f1 = 1 +
-``R.ts``, f3 = R's position), the immediate ``X-null`` (f1 = 1).
+Output order within one input (``f1``, ``f3``): scan flushes (0, walk rank), inner results
+(``1 + R.ts``, R's position), the immediate ``X-null`` (1, 0). The records frame and (with the
+fix) the matches are read by several branches, so each is materialized once (local checkpoints,
+freed with their frames).
 """
 from __future__ import annotations
 
@@ -178,9 +183,10 @@ def _clocks(frame, needs: Features):
     )
 
 
-def _visible_from(clock, first_put):
-    """The smallest ts of the other store's records a fetch can still see (see the module
-    docstring); ``clock`` is that store's clock, ``first_put`` its first put."""
+def _visible_from():
+    """The smallest ts of the other store's records this row's fetch can still see (see the
+    module docstring), from that store's clock ``_clock``, its expiry point ``_live_from`` (clock
+    minus retention; 2.1: the task's stream time at its last put) and its first put ``_first_put``."""
     retention, segment, model = F.col("retention"), F.col("segment"), F.col("model")
     segment_of = lambda name: _div(name, "segment")  # noqa: E731
     newest_segments = F.greatest(segment_of("_clock") - (LEGACY_SEGMENTS - 1), F.lit(0)) * segment
@@ -214,7 +220,7 @@ def _records(frame, needs: Features):
         F.when(F.col("in_memory"), ts <= F.col("_own_after") - retention)
         .when(model.isin(BY_CLOCK, BY_LIVE_SEGMENTS), segment_of("ts") < segment_of("_own_live_from"))
         .otherwise(F.col("_own_before").isNotNull()
-                   & (segment_of("ts") <= segment_of("_own_before") - 2)))
+                   & (segment_of("ts") <= segment_of("_own_before") - LEGACY_SEGMENTS)))
     reach = F.when(F.col("stored") & (F.col("reach_lo") <= F.col("reach_hi")),
                    F.sequence(_div("reach_lo", "width"), _div("reach_hi", "width")))
     # a clock row of the fix's replay: it may raise (or equal) the shared stream time
@@ -223,7 +229,7 @@ def _records(frame, needs: Features):
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
         "looks_up", "proc_outer", "fail", "emit_now", "drop", expired.alias("expired"), "adv",
         clock_row.alias("cand"),
-        F.greatest(F.col("time_from"), F.coalesce(_visible_from("_clock", "_first_put"), F.lit(0))).alias("lo"),
+        F.greatest(F.col("time_from"), F.coalesce(_visible_from(), F.lit(0))).alias("lo"),
         F.col("time_to").alias("hi"), _div("ts", "width").alias("bucket"), reach.alias("reach"),
         "ts_max", "fix", "outer_join", "replay",
     )

@@ -8,22 +8,24 @@ Source: ``KStreamKStreamJoin#process`` / ``#emitNonJoinedOuterRecords`` at 3.1.0
 Why sequential: whether a record's scan runs depends on the shared tracker's ``minTime`` and
 emit throttle, which the previous scans set from the store they found (3.8+ even overwrites
 ``minTime`` with every entry the walk visits), and what a scan finds depends on what earlier
-scans emitted. So the tracker is replayed per scope (a task since KAFKA-14862 / 3.4.1, the whole
-instance before) over *only the records that matter*, computed set-based beforehand:
+scans emitted. So each tracker is replayed (per task since KAFKA-14862 / 3.4.1, per instance
+before, interleaving its tasks in processing order) over *only the rows that matter*, selected
+set-based beforehand, one row per record (or one per match of a lookup, adjacent):
 
-- clock rows: records that may raise the tracker's stream time (``adv``; the set-based side
-  keeps those at or above their task's running maximum);
-- scans rows: records that reached the join's lookup (``scans``), of which those with
-  ``ts == streamTime`` run the scan;
-- unmatched rows of an outer processor (``unmatched``): emitted at once when
-  ``max(0, ts + joinAfter) < streamTime``, otherwise put into the outer store (and ``minTime``);
-- ``deleted``: the timestamps of the other side's records this lookup joined; each match deletes
-  the outer-store entry ``(ts, other side, key)`` (``putIfAbsent(key, null)``).
+- ``adv``: the record moves the shared stream time (every record since KIP-962, non-dropped
+  ones before); only records at or above their task's running max are sent as clock rows;
+- ``scans``: the record reached the lookup; with ``ts == streamTime`` it runs the scan first;
+- ``found`` is false for an outer processor's lookup: it is emitted at once when
+  ``max(0, ts + joinAfter) < streamTime``, else appended to the outer store (and ``minTime``);
+- ``del_ts``: a match of an outer side's record at that ts, which deletes the whole outer entry
+  ``(ts, other side, key)`` (``putIfAbsent(key, null)`` on the ``ListValueStore``).
 
+A scan of an empty store with ``minTime`` unset changes nothing (but the throttle) and is skipped.
 The store is per task, keyed ``(ts, side byte (left 1, right 0), serialized key)`` with a list of
-values per key, iterated in unsigned byte order (``reference.key_serde`` is the key serde both
-engines share). The wall clock stays at 0 (TopologyTestDriver), so with an emit interval > 0
-only the first scan of a tracker passes the throttle.
+values per key, iterated in unsigned byte order; ``reference.key_serde`` is the key serde both
+engines share (object keys are serialized from canonical JSON, i.e. with sorted fields). The wall
+clock stays at 0 (TopologyTestDriver), so with an emit interval > 0 only the first scan of a
+tracker passes the throttle.
 
 Scan of the release (``walk``):
 
@@ -255,7 +257,8 @@ def replay_batches(batches):
             out[name].append(value)
 
     scope, replay = None, None
-    pending = None  # (record fields..., found, deleted) of the record whose rows are being read
+    # the record whose rows are being read: its fields, then found (any match) and the deleted ts
+    pending = None
 
     def flush(p):
         row, task, side, key, value, ts, adv, scans, proc_outer, found, deleted = p
