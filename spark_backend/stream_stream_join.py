@@ -60,7 +60,7 @@ from pyspark.sql import functions as F
 
 from .outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
 from .stream_stream_outer import PASS_COLUMNS, replay_batches
-from .stream_stream_settings import CONFIG_COLUMNS, Features
+from .stream_stream_settings import Features
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")
@@ -74,8 +74,6 @@ LEGACY_SEGMENTS = 3
 
 NULL_KEY_FAILURE = ("StreamsException: Record key for KStream-KStream join operator should not be null "
                     "(0.10.0 leftJoin: left records reach KStreamKStreamJoin without KStreamJoinWindow's null-key check)")
-MISSING_SETTINGS = ("the Spark backend's configs lack the stream-stream join settings: inputs.config_row must "
-                    "add stream_stream_settings.config_fields(scenario) (columns stream_stream_settings.CONFIG_DDL)")
 
 
 def _div(numerator: str, denominator: str):
@@ -311,15 +309,13 @@ def stream_stream_join(frame, features=None):
 
     ``features.stream_stream`` (a ``stream_stream_settings.Features``), when the runner provides
     it, leaves out the parts no scenario of the batch needs."""
-    if not set(CONFIG_COLUMNS) <= set(frame.columns):
-        # without its settings no result can be right: say so for every record, loudly
-        return events(frame, etype=F.lit(FAILURE), text=F.lit(MISSING_SETTINGS))
     needs = getattr(features, "stream_stream", None) or Features()
-    # read by several branches: materialized once (local checkpoints, freed with the frames)
-    records = _records(frame, needs).localCheckpoint()
+    # read by several branches: computed once, in the runner's job (lazy local checkpoints, whose
+    # blocks are freed with their frames)
+    records = _records(frame, needs).localCheckpoint(eager=False)
     matches = _matches(records)
     if needs.spurious_result_fix:
-        matches = matches.localCheckpoint()
+        matches = matches.localCheckpoint(eager=False)
     parts = [_record_events(records), _match_events(matches)]
     if needs.spurious_result_fix:
         parts.append(_unjoined_flushes(matches, records))

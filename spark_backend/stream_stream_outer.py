@@ -23,7 +23,7 @@ set-based beforehand, one row per record (or one per match of a lookup, adjacent
 A scan of an empty store with ``minTime`` unset changes nothing (but the throttle) and is skipped.
 The store is per task, keyed ``(ts, side byte (left 1, right 0), serialized key)`` with a list of
 values per key, iterated in unsigned byte order; ``reference.key_serde`` is the key serde both
-engines share (object keys are serialized from canonical JSON, i.e. with sorted fields). The wall
+engines share, applied to the key's JSON text as the inputs carry it. The wall
 clock stays at 0 (TopologyTestDriver), so with an emit interval > 0 only the first scan of a
 tracker passes the throttle.
 
@@ -185,7 +185,7 @@ def _scan(tracker, store, proc_side, s: _Settings):
 
 
 class _KeyBytes(dict):
-    """Serialized key bytes per canonical-JSON key text (``reference.key_serde``)."""
+    """Serialized key bytes per key JSON text (``reference.key_serde``)."""
 
     def __missing__(self, text):
         value = self[text] = serialized_key(json.loads(text))

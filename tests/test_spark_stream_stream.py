@@ -47,29 +47,11 @@ def case(name, records, *, release="3.9", join="inner", before=10, after=10, gra
     return name
 
 
-@pytest.fixture(scope="module")
-def settings_columns():
-    """The stream-stream settings must reach the configs (``inputs.config_row``); until the Spark
-    infrastructure adds ``stream_stream_settings.config_fields`` there, add it for this module."""
-    from spark_backend import inputs
-
-    if set(settings.CONFIG_COLUMNS) <= set(inputs.CONFIG_COLUMNS):
-        yield
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        plain = inputs.config_row
-        patch.setattr(inputs, "CONFIG_DDL", inputs.CONFIG_DDL + ", " + settings.CONFIG_DDL)
-        patch.setattr(inputs, "CONFIG_COLUMNS", inputs.CONFIG_COLUMNS + settings.CONFIG_COLUMNS)
-        patch.setattr(inputs, "config_row", lambda sid, scenario: {**plain(sid, scenario),
-                                                                    **settings.config_fields(scenario)})
-        yield
-
-
 FILES = conformance_files("stream_stream_join")
 
 
 @pytest.fixture(scope="module")
-def results(spark, settings_columns):  # noqa: F811
+def results(spark):  # noqa: F811
     from spark_backend.runner import run_scenarios
 
     names = list(CASES)
@@ -605,7 +587,7 @@ def test_conformance_file(results, path):
     assert check_failure(scenario, result.failure) is None
 
 
-def test_results_do_not_depend_on_shuffle_partitions(spark, settings_columns, results):  # noqa: F811
+def test_results_do_not_depend_on_shuffle_partitions(spark, results):  # noqa: F811
     from spark_backend.runner import run_scenarios
 
     names = sorted(CASES)
