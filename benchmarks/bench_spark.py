@@ -57,7 +57,9 @@ def generate(spark, join, n, keys, path):
         topic.alias("topic"), F.lit(0).alias("partition"), i.alias("offset"), i.alias("ts"),
         F.concat(F.lit('"k'), key_no.cast("string"), F.lit('"')).alias("key"), value.alias("value"))
     tmp = path + ".dir"
-    frame.coalesce(1).write.mode("overwrite").parquet(tmp)
+    # one file in row groups of 16 MB (Spark's default of 128 MB would make the whole file one
+    # split, read by one core)
+    frame.coalesce(1).write.mode("overwrite").option("parquet.block.size", 16 << 20).parquet(tmp)
     part, = [p for p in os.listdir(tmp) if p.startswith("part-")]
     shutil.move(os.path.join(tmp, part), path)
     shutil.rmtree(tmp)
@@ -98,7 +100,7 @@ def main(argv=None):
 
     from spark_backend.session import get_spark
 
-    spark = get_spark(args.master)
+    spark = get_spark(args.master, workload="bulk")
     work = tempfile.mkdtemp(prefix="kssim-bench-")
     print(f"Spark {spark.version} on {spark.sparkContext.master} vs the reference engine, Kafka 3.9, {KEYS:,} keys")
     print(f"{'join':<15}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")

@@ -3,11 +3,12 @@ value. Shared by every engine (it models no Kafka rule).
 
 The rows of the files, in the order the files are given and in file order, are the input
 records: a row's position is its input index (the ``input`` that outputs name) and that order is
-``as_listed``. ``offset`` is optional (default: the row's position within its topic partition);
-where given, a partition's rows must come in increasing offset order, since that is the order a
-task reads them in (``timestamp_sync``). Bad rows are errors naming the file, the line (JSONL) or
-row (Parquet) and the field; nothing is silently lost. The Spark backend reads the same files
-with the same numbering (``spark_backend/inputs.py``).
+``as_listed``. ``offset`` is optional (default: the previous offset of its topic partition + 1)
+and read only by ``timestamp_sync``, where a task takes each partition's records in offset order:
+there (``offsets_matter``) given offsets must increase within a topic partition; ``as_listed``
+processes the rows in file order and ignores them. Bad rows are errors naming the file, the line
+(JSONL) or row (Parquet) and the field; nothing is silently lost. The Spark backend reads the same
+files with the same numbering and checks (``spark_backend/record_files.py``).
 """
 from __future__ import annotations
 
@@ -69,13 +70,14 @@ def read_rows(path) -> Iterator[Tuple[str, dict]]:
     return _rows_jsonl(path)
 
 
-def read_record_files(paths: Iterable, topics, partitions: dict) -> List[InputRecord]:
+def read_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True) -> List[InputRecord]:
     """All rows of ``paths`` as input records, numbered in file order (see the module docstring)."""
-    return list(iter_record_files(paths, topics, partitions))
+    return list(iter_record_files(paths, topics, partitions, offsets_matter))
 
 
-def iter_record_files(paths: Iterable, topics, partitions: dict) -> Iterator[InputRecord]:
-    """The same records as a stream, read batch by batch: memory stays flat for ``as_listed``."""
+def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True) -> Iterator[InputRecord]:
+    """The same records as a stream, read batch by batch: memory stays flat for ``as_listed``.
+    ``offsets_matter`` (``timestamp_sync``): given offsets must increase per topic partition."""
     index = 0
     last_offset = {}
     rank = {t: i for i, t in enumerate(topics)}
@@ -85,7 +87,7 @@ def iter_record_files(paths: Iterable, topics, partitions: dict) -> Iterator[Inp
             coord = (topic, partition)
             if offset is None:
                 offset = last_offset.get(coord, -1) + 1
-            elif offset <= last_offset.get(coord, -1):
+            elif offsets_matter and offset <= last_offset.get(coord, -1):
                 raise ScenarioError(path, f"{where}, field offset",
                                     f"offset {offset} of topic {topic!r} partition {partition} comes after offset "
                                     f"{last_offset[coord]}: list each partition's records in increasing offset order")

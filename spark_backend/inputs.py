@@ -15,11 +15,7 @@ Keys and values stay JSON text through the whole job: equality (joins on key, KI
 idempotence check) is equality of that text, i.e. of the bytes a JSON serde writes, and the joiner
 is applied once, at the end (``outputs.py``).
 
-Record files (the contract of ``reference.record_files``): JSONL (one object a line: ``topic``,
-``partition`` (default 0), ``offset`` (optional), ``ts``, ``key``, ``value``; key and value any
-JSON) or Parquet (the same columns; ``key``/``value`` are strings holding JSON text, as
-:func:`outputs.write_parquet` writes them). The rows, in the order the paths are given and in file
-order, are the input records (that order is ``as_listed`` and defines ``idx``).
+Record files (captured topics) become the same ``records`` frame: ``record_files.py``.
 """
 from __future__ import annotations
 
@@ -61,11 +57,20 @@ class Features:
     emit_on_change: bool = True
     operators: frozenset = frozenset(IMPLEMENTED)
     stream_stream: stream_stream_settings.Features = stream_stream_settings.Features()
+    #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
+    #: literals, so Spark's optimizer folds the rules away and prunes the windows nobody reads
+    constants: tuple = ()
+
+    @property
+    def per_task_windows(self) -> bool:
+        """Does some rule of the batch need a window over a whole task's sequence?"""
+        return self.ts_sync or self.versioned or self.grace or "stream_stream_join" in self.operators
 
     @classmethod
     def of(cls, config_rows):
         rows = list(config_rows)
-        return cls(operators=frozenset(r["op"] for r in rows),
+        constants = tuple((c, rows[0][c]) for c in CONFIG_COLUMNS if c != "sid") if len(rows) == 1 else ()
+        return cls(operators=frozenset(r["op"] for r in rows), constants=constants,
                    stream_stream=stream_stream_settings.Features.of(rows),
                    ts_sync=any(r["ts_sync"] for r in rows),
                    versioned=any(r["lver"] or r["rver"] for r in rows),
@@ -149,189 +154,15 @@ def scenarios_to_frames(spark, scenarios: Sequence, sids: Sequence[int]):
     return records, config_frame(spark, configs), Features.of(configs)
 
 
-# --- record files ----------------------------------------------------------------------------
-
-_PARSED = (("topic", "string"), ("partition", "int64"), ("offset", "int64"), ("ts", "int64"),
-           ("key", "string"), ("value", "string"), ("error", "string"))
-PARSED_DDL = "topic STRING, partition BIGINT, offset BIGINT, ts BIGINT, key STRING, value STRING, error STRING"
-RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
-
-
-def _int(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _parse_jsonl(batches):
-    """JSONL lines -> record columns (key/value as JSON text), plus what is wrong with a line."""
-    import pyarrow as pa
-
-    for batch in batches:
-        cols = {name: [] for name, _ in _PARSED}
-        for line in batch.column("value").to_pylist():
-            error, obj = None, {}
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                error = f"not valid JSON: {exc.msg}"
-            if error is None and not isinstance(obj, dict):
-                error, obj = "a record must be an object", {}
-            unknown = [name for name in obj if name not in RECORD_FIELDS]
-            missing = [name for name in ("topic", "ts", "key", "value") if name not in obj]
-            if error is None and unknown:
-                error = f"unknown field {unknown[0]!r} (expected: {', '.join(RECORD_FIELDS)})"
-            if error is None and missing:
-                error = f"missing required field {missing[0]!r}"
-            for name, raw in (("partition", obj.get("partition", 0)), ("offset", obj.get("offset")), ("ts", obj.get("ts"))):
-                if error is None and raw is not None and _int(raw) is None:
-                    error = f"field {name} must be an integer, got {raw!r}"
-            cols["topic"].append(obj.get("topic") if isinstance(obj.get("topic"), str) else None)
-            cols["partition"].append(_int(obj.get("partition", 0)))
-            cols["offset"].append(_int(obj.get("offset")))
-            cols["ts"].append(_int(obj.get("ts")))
-            cols["key"].append(_json_or_none(obj.get("key")))
-            cols["value"].append(_json_or_none(obj.get("value")))
-            cols["error"].append(error)
-        yield pa.RecordBatch.from_arrays([pa.array(cols[n], getattr(pa, t)()) for n, t in _PARSED],
-                                         names=[n for n, _ in _PARSED])
-
-
-def _qualified(spark, path):
-    jvm = spark._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-    fs = hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())
-    return fs.makeQualified(hadoop_path).toString().rstrip("/")
-
-
-def _file_ranks(spark, frame, paths):
-    """Each file's rank in the order the user listed the paths (a folder's files by name), as a
-    small DataFrame ``(file, file_rank)``. Spark reads splits largest first, so file order must
-    be rebuilt from the file names."""
-    given = [_qualified(spark, p) for p in paths]
-    files = [r["file"] for r in frame.select("file").distinct().collect()]
-
-    def rank(name):
-        for i, root in enumerate(given):
-            if name == root or name.startswith(root + "/"):
-                return (i, name)
-        return (len(given), name)
-
-    ordered = sorted(files, key=rank)
-    return spark.createDataFrame([(f, i) for i, f in enumerate(ordered)] or [("", 0)], "file STRING, file_rank INT")
-
-
-def _numbered(spark, frame, paths):
-    """Number the rows 0..n-1 in file order without funnelling them through one task: rows carry
-    their ``file``, ``block`` (the split's start) and ``pos`` (increasing within a split), and a
-    small count per (file, split) gives each group's first index."""
+def with_configs(records, configs, features):
+    """``records`` with their scenario's settings as columns: literals for a one-scenario batch
+    (see ``Features.constants``), else a broadcast join on ``sid``."""
     from pyspark.sql import functions as F
 
-    frame = frame.join(F.broadcast(_file_ranks(spark, frame, paths)), "file")
-    groups = frame.groupBy("file_rank", "block").agg(F.count("*").alias("n"), F.min("pos").alias("first")).collect()
-    starts, total = [], 0
-    for g in sorted(groups, key=lambda g: (g["file_rank"], g["block"])):
-        starts.append((g["file_rank"], g["block"], total - g["first"]))
-        total += g["n"]
-    shift = spark.createDataFrame(starts or [(0, 0, 0)], "file_rank INT, block BIGINT, shift BIGINT")
-    return frame.join(F.broadcast(shift), ["file_rank", "block"]) \
-        .withColumn("idx", F.col("shift") + F.col("pos")).drop("shift", "pos", "block")
-
-
-def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None):
-    """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
-    folders: Parquet; anything else: JSONL), with the rules of ``reference.record_files``: rows
-    numbered in the order the paths are given and in file order; a missing ``offset`` is the
-    previous offset of that topic partition + 1; given offsets must increase within a topic
-    partition; partitions must exist (``partitions``: topic -> count, default 1). A bad row is a
-    ScenarioError naming the file and the row."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    from reference.errors import ScenarioError
-
-    paths = [str(p) for p in paths]
-    partitions = partitions or {}
-    fmt = fmt or ("parquet" if all(p.rstrip("/").endswith(".parquet") for p in paths) else "jsonl")
-    if fmt == "parquet":
-        raw = spark.read.parquet(*paths)
-        unknown = [c for c in raw.columns if c not in RECORD_FIELDS]
-        missing = [c for c in ("topic", "ts", "key", "value") if c not in raw.columns]
-        if unknown or missing:
-            raise ScenarioError(paths[0], "", f"Parquet record files need the columns {', '.join(RECORD_FIELDS)} "
-                                              f"(unknown: {unknown}, missing: {missing})")
-        raw = raw.select(
-            "topic", (F.col("partition") if "partition" in raw.columns else F.lit(0)).cast("bigint").alias("partition"),
-            (F.col("offset") if "offset" in raw.columns else F.lit(None)).cast("bigint").alias("offset"),
-            F.col("ts").cast("bigint"), F.col("key").cast("string"), F.col("value").cast("string"),
-            F.lit(None).cast("string").alias("error"), F.col("_metadata.file_path").alias("file"),
-            F.lit(0).cast("bigint").alias("block"), F.col("_metadata.row_index").alias("pos"))
-    else:
-        text = spark.read.text(paths).filter(F.trim("value") != "") \
-            .select("value", F.col("_metadata.file_path").alias("file"),
-                    F.col("_metadata.file_block_start").alias("block"), F.monotonically_increasing_id().alias("pos"))
-        schema = PARSED_DDL + ", file STRING, block BIGINT, pos BIGINT"
-        raw = text.mapInArrow(_parse_jsonl_located, schema)
-    raw = _numbered(spark, raw, paths)
-
-    in_partition = Window.partitionBy("topic", "partition").orderBy("idx")
-    rn = F.row_number().over(in_partition)
-    raw = raw.withColumn("rn", rn)
-    given = F.last(F.when(F.col("offset").isNotNull(), F.struct(F.col("rn").alias("rn"), F.col("offset").alias("o"))),
-                   ignorenulls=True).over(in_partition.rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    raw = raw.withColumn("off", F.coalesce(given.getField("o"), F.lit(-1)) + F.col("rn") - F.coalesce(given.getField("rn"), F.lit(0)))
-    previous = F.lag("off").over(in_partition)
-    count = F.lit(1)
-    for topic, n in partitions.items():
-        count = F.when(F.col("topic") == topic, F.lit(n)).otherwise(count)
-    problem = (F.when(F.col("error").isNotNull(), F.col("error"))
-               .when(~F.col("topic").isin(*TOPICS), F.concat(F.lit("field topic must be one of left, right, got "),
-                                                           F.coalesce(F.col("topic"), F.lit("null"))))
-               .when(F.col("ts").isNull() | (F.col("ts") < 0), F.lit("field ts must be a non-negative integer timestamp"))
-               .when((F.col("partition") < 0) | (F.col("partition") >= count),
-                     F.concat(F.lit("field partition: partition "), F.col("partition").cast("string"),
-                              F.lit(" does not exist (config.partitions)")))
-               .when(F.col("offset").isNotNull() & (F.col("offset") < 0), F.lit("field offset must be non-negative"))
-               .when(F.col("offset").isNotNull() & previous.isNotNull() & (F.col("offset") <= previous),
-                     F.lit("offsets of a topic partition must increase in file order")))
-    raw = raw.withColumn("problem", problem)
-    bad = raw.filter(F.col("problem").isNotNull()).orderBy("idx").select("file", "idx", "problem").limit(1).collect()
-    if bad:
-        raise ScenarioError(bad[0]["file"], f"input record {bad[0]['idx']}", bad[0]["problem"])
-    return raw.select(
-        F.lit(sid).cast("int").alias("sid"), F.col("idx").cast("bigint"),
-        F.when(F.col("topic") == "left", 0).otherwise(1).alias("side"), F.col("partition").cast("int").alias("task"),
-        F.col("off").cast("bigint"), F.col("ts"), F.col("key"), F.col("value"),
-    )
-
-
-def _parse_jsonl_located(batches):
-    """``_parse_jsonl`` keeping each line's file and position columns."""
-    import pyarrow as pa
-
-    for batch in batches:
-        located = [batch.column(n) for n in ("file", "block", "pos")]
-        for parsed in _parse_jsonl([batch]):
-            yield pa.RecordBatch.from_arrays(parsed.columns + located, names=parsed.schema.names + ["file", "block", "pos"])
-
-
-def write_record_files(spark, scenario, path: str, fmt: str = "jsonl") -> None:
-    """Write a scenario's inputs as a record file (JSONL: one object a line, key/value as JSON;
-    Parquet: key/value as JSON text), with explicit offsets, in list order."""
-    offsets = {}
-    rows = []
-    for rec in scenario.inputs:
-        off = offsets.get((rec.topic, rec.partition), 0)
-        offsets[(rec.topic, rec.partition)] = off + 1
-        rows.append({"topic": rec.topic, "partition": rec.partition, "offset": off, "ts": rec.ts,
-                     "key": rec.key, "value": rec.value})
-    if fmt == "jsonl":
-        with open(path, "w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row) + "\n")
-        return
-    table = [(r["topic"], r["partition"], r["offset"], r["ts"], _json_or_none(r["key"]), _json_or_none(r["value"]))
-             for r in rows]
-    ddl = "topic STRING, partition INT, offset BIGINT, ts BIGINT, key STRING, value STRING"
-    spark.createDataFrame(table, ddl).coalesce(1).write.mode("overwrite").parquet(path)
+    if not features.constants:
+        return records.join(F.broadcast(configs), "sid")
+    types = dict(part.split() for part in CONFIG_DDL.split(", "))
+    return records.select("*", *[F.lit(value).cast(types[name]).alias(name) for name, value in features.constants])
 
 
 def config_frame(spark, rows: Sequence[dict]):

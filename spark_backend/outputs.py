@@ -96,46 +96,110 @@ def to_output_records(rows, joiner_of) -> list:
 
 
 # --- file writers ------------------------------------------------------------------------------
+#
+# The writers build values in Spark where that is plain string work (a named joiner over JSON
+# strings without escapes, integers and booleans: what Java's ``String.valueOf`` prints for them
+# is their text, and the result's JSON text is the concatenation), and in Python (``JoinedValues``,
+# an Arrow UDF fed only the other rows) for everything else: objects, arrays, floats, escapes.
 
-def _joined_values(batches):
-    """Append the joined ``value`` and ``old_value`` (JSON text) to result rows (mapInArrow)."""
+#: JSON text whose value prints as itself (strings without escapes print as their content;
+#: ``-0`` is the integer 0)
+SIMPLE_JSON = r'^("[^"\\\x00-\x1f]*"|0|-?[1-9][0-9]*|true|false)$'
+#: a separator that can go into a JSON string as it is
+_PLAIN_SEPARATOR = r'^[^"\\\x00-\x1f]*$'
+
+
+def _native_joined(joiner, sep, left, right):
+    """``(ok, value)``: the joined value's JSON text built in Spark, valid where ``ok``."""
+    from pyspark.sql import functions as F
+
+    def simple(text):
+        return text.isNull() | text.rlike(SIMPLE_JSON)
+
+    def printed(text):  # String.valueOf of a simple JSON value
+        content = F.substring(text, F.lit(2), F.length(text) - 2)
+        return F.when(text.isNull(), F.lit("null")).when(text.startswith('"'), content).otherwise(text)
+
+    sep = F.coalesce(sep, F.lit("+"))
+    pair = F.concat(F.lit("["), F.coalesce(left, F.lit("null")), F.lit(","), F.coalesce(right, F.lit("null")), F.lit("]"))
+    concat = F.concat(F.lit('"'), printed(left), sep, printed(right), F.lit('"'))
+    ok = simple(left) & simple(right) & ((joiner == "pair") | ((joiner == "concat") & sep.rlike(_PLAIN_SEPARATOR)))
+    return F.coalesce(ok, F.lit(False)), F.when(joiner == "pair", pair).otherwise(concat)
+
+
+def _python_joined(new_wanted, old_wanted, joiner, sep, n_l, n_r, o_l, o_r):
+    """Arrow UDF body: the joined value and old value (JSON text) of the rows that ask for them."""
     import pyarrow as pa
 
     from .inputs import json_text
 
     values = JoinedValues()
-    for batch in batches:
-        cols = {n: batch.column(n).to_pylist() for n in ("joiner", "sep", "n_null", "n_l", "n_r", "o_kind", "o_l", "o_r")}
-        new, old = [], []
-        for j, s, nn, nl, nr, ok, ol, orr in zip(*cols.values()):
-            v = values.value(j, s, nn, nl, nr)
-            new.append(None if v is None else json_text(v))
-            o = values.old_value(j, s, ok, ol, orr)
-            old.append(None if o is None or o is NO_OLD_VALUE else json_text(o))
-        yield pa.RecordBatch.from_arrays(batch.columns + [pa.array(new, pa.string()), pa.array(old, pa.string())],
-                                         names=batch.schema.names + ["value", "old_value"])
+    wanted_new, wanted_old = new_wanted.to_pylist(), old_wanted.to_pylist()
+    new, old = [None] * len(wanted_new), [None] * len(wanted_new)
+    if any(wanted_new) or any(wanted_old):
+        cols = [c.to_pylist() for c in (joiner, sep, n_l, n_r, o_l, o_r)]
+        for i, (j, s, nl, nr, ol, orr) in enumerate(zip(*cols)):
+            if wanted_new[i]:
+                v = values.value(j, s, False, nl, nr)
+                new[i] = None if v is None else json_text(v)
+            if wanted_old[i]:
+                o = values.value(j, s, False, ol, orr)
+                old[i] = None if o is None else json_text(o)
+    return pa.StructArray.from_arrays([pa.array(new, pa.string()), pa.array(old, pa.string())],
+                                      names=["value", "old_value"])
 
 
-def output_frame(events, configs):
-    """The OUTPUT events -> output records as a DataFrame (``sid, topic, partition, key, value, ts,
-    input``, plus ``old_value`` JSON text where the scenario reports old values), keys and values as
-    JSON text, sorted in output order."""
+def joined_values(python_values: bool = True):
+    """``(value, old_value)`` columns (JSON text) of result rows with ``joiner``/``sep`` columns:
+    built in Spark where ``_native_joined`` can, by the Python joiners for the rest. Without
+    ``python_values`` (every input value is simple JSON: ``record_files.RecordStats``) there is no
+    rest and no Python step."""
     from pyspark.sql import functions as F
 
-    from pyspark.sql.types import StringType, StructField, StructType
+    joiner, sep, n_null, o_kind = F.col("joiner"), F.col("sep"), F.col("n_null"), F.col("o_kind")
+    new_ok, new_native = _native_joined(joiner, sep, F.col("n_l"), F.col("n_r"))
+    old_ok, old_native = _native_joined(joiner, sep, F.col("o_l"), F.col("o_r"))
+    if not python_values:
+        return F.when(~n_null, new_native), F.when(o_kind == OLD_JOINED, old_native)
+    new_wanted, old_wanted = ~n_null & ~new_ok, (o_kind == OLD_JOINED) & ~old_ok
+    wanted = new_wanted | old_wanted
+    python = F.arrow_udf(_python_joined, "value STRING, old_value STRING")(
+        new_wanted, old_wanted, F.when(wanted, joiner), F.when(wanted, sep),
+        *[F.when(w, F.col(c)) for w, c in ((new_wanted, "n_l"), (new_wanted, "n_r"), (old_wanted, "o_l"), (old_wanted, "o_r"))])
+    return (F.when(~n_null, F.when(new_ok, new_native).otherwise(python.getField("value"))),
+            F.when(o_kind == OLD_JOINED, F.when(old_ok, old_native).otherwise(python.getField("old_value"))))
 
-    results = events.filter(F.col("etype") == OUTPUT) \
-        .join(F.broadcast(configs.select("sid", "joiner", "sep", "send_old")), "sid")
-    schema = StructType(results.schema.fields + [StructField("value", StringType()),
-                                                 StructField("old_value", StringType())])
-    from .versioned_store import python_partitions
 
-    return (python_partitions(results).mapInArrow(_joined_values, schema)
-            .orderBy(*OUTPUT_ORDER)
-            .select("sid", F.lit(OUTPUT_TOPIC).alias("topic"), F.col("task").alias("partition"), "key",
-                    "value", "ts", F.col("idx").alias("input"),
-                    F.when(F.col("send_old"), F.col("old_value")).alias("old_value"),
-                    F.col("send_old").alias("has_old_value")))
+def with_joiners(events, configs, features=None):
+    """Result rows with their scenario's ``joiner``, ``sep`` and ``send_old``."""
+    from pyspark.sql import functions as F
+
+    from .inputs import with_configs
+
+    wanted = configs.select("sid", "joiner", "sep", "send_old")
+    if features is not None:
+        return with_configs(events, wanted, features)
+    return events.join(F.broadcast(wanted), "sid")
+
+
+def output_columns(value, old_value):
+    """The columns of an output record file row (``kssim run --format jsonl``'s fields)."""
+    from pyspark.sql import functions as F
+
+    return ["sid", F.lit(OUTPUT_TOPIC).alias("topic"), F.col("task").alias("partition"), "key",
+            value.alias("value"), "ts", F.col("idx").alias("input"),
+            F.when(F.col("send_old"), old_value).alias("old_value"), F.col("send_old").alias("has_old_value")]
+
+
+def output_frame(events, configs, features=None, python_values=True):
+    """The OUTPUT events -> output records as a DataFrame (``sid, topic, partition, key, value, ts,
+    input``, plus ``old_value`` JSON text where the scenario reports old values), keys and values as
+    JSON text, sorted in output order (sorted first: the range sort samples its input, which
+    would compute the Python values twice)."""
+    from pyspark.sql import functions as F
+
+    results = with_joiners(events.filter(F.col("etype") == OUTPUT).drop("text"), configs, features)
+    return results.orderBy(*OUTPUT_ORDER).select(*output_columns(*joined_values(python_values)))
 
 
 def write_parquet(frame, path, mode="overwrite", single_file=False):
@@ -144,9 +208,9 @@ def write_parquet(frame, path, mode="overwrite", single_file=False):
     (frame.coalesce(1) if single_file else frame).write.mode(mode).parquet(path)
 
 
-def write_jsonl(frame, path, mode="overwrite", single_file=False):
-    """Output records as JSONL (Spark's part files under ``path``, in output order), one object a
-    line with the fields of ``kssim run --format jsonl``: key/value are JSON values, not JSON text."""
+def jsonl_line():
+    """An output record file row (``output_columns``) as one JSONL line with the fields of
+    ``kssim run --format jsonl``: key/value are JSON values, not JSON text."""
     from pyspark.sql import functions as F
 
     def json_field(name, column):
@@ -158,6 +222,10 @@ def write_jsonl(frame, path, mode="overwrite", single_file=False):
               json_field("ts", F.col("ts").cast("string")), json_field("input", F.col("input").cast("string"))]
     old = F.when(F.col("has_old_value"), F.concat(F.lit(","), json_field("old_value", F.col("old_value")))) \
         .otherwise(F.lit(""))
-    line = F.concat(F.lit("{"), F.concat_ws(",", *fields), old, F.lit("}"))
-    lines = frame.select(line.alias("value"))
+    return F.concat(F.lit("{"), F.concat_ws(",", *fields), old, F.lit("}"))
+
+
+def write_jsonl(frame, path, mode="overwrite", single_file=False):
+    """Output records as JSONL (Spark's part files under ``path``, in output order)."""
+    lines = frame.select(jsonl_line().alias("value"))
     (lines.coalesce(1) if single_file else lines).write.mode(mode).text(path)

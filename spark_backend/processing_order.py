@@ -37,10 +37,15 @@ from pyspark.sql import functions as F
 ORDER_KEY = ("g1", "g2", "g3", "g4")
 
 
-def by_task(frame):
+def by_task(frame, features):
     """Cluster a batch by (scenario, task): every later window partitions by a superset of these
-    columns, so this is the batch's only shuffle before the final sort."""
-    return frame.repartition("sid", "task")
+    columns, so this is the batch's only shuffle before the final sort. A one-scenario batch
+    (a replay) is clustered by task only if some rule needs a window over the whole task (the
+    processing order of timestamp_sync, a clock); otherwise every window is per key and Spark
+    clusters by key, which spreads one task over all cores."""
+    if not features.constants:
+        return frame.repartition("sid", "task")
+    return frame.repartition("task") if features.per_task_windows else frame
 
 
 def with_processing_order(records, features):

@@ -24,56 +24,172 @@ from reference.errors import KafkaWouldFail, KssimError, UnsupportedOperator
 from reference.scenario import load_scenario
 
 # absolute imports: spark-submit runs this file as a script
-from spark_backend.inputs import IMPLEMENTED, Features, config_frame, config_row, read_record_files, scenarios_to_frames
-from spark_backend.outputs import DROP, FAILURE, OUTPUT, output_frame, write_jsonl, write_parquet
+from spark_backend.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
+from spark_backend.outputs import (DROP, FAILURE, OUTPUT, OUTPUT_ORDER, SIMPLE_JSON, joined_values, jsonl_line,
+                                   output_columns, output_frame, with_joiners, write_jsonl, write_parquet)
 from spark_backend.processing_order import ORDER_KEY
-from spark_backend.runner import batch_events, event_order, first_failure
+from spark_backend.record_files import RecordStats, read_record_files
+from spark_backend.runner import batch_events
 from spark_backend.session import get_spark
 
 
 def replay_frames(spark, scenario, record_paths=None):
-    """``(events, configs)`` for one scenario over record files (or its own inputs)."""
+    """``(events, configs, features, stats)`` for one scenario over record files (or its own
+    inputs); ``stats`` is a ``record_files.RecordStats``."""
     if scenario.topology.operator not in IMPLEMENTED:
         raise UnsupportedOperator(f"the Spark backend does not implement operator {scenario.topology.operator!r} yet")
     if record_paths:
         configs_rows = [config_row(0, scenario)]
-        records = read_record_files(spark, record_paths, partitions=scenario.config.partitions)
+        records, stats = read_record_files(spark, record_paths, partitions=scenario.config.partitions,
+                                           with_offsets=scenario.config.order == "timestamp_sync")
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
     else:
         records, configs, features = scenarios_to_frames(spark, [scenario], [0])
-    return batch_events(records, configs, features), configs
+        values = [rec.value for rec in scenario.inputs if rec.value is not None]
+        stats = RecordStats(len(scenario.inputs), sum(1 for v in values if not _simple(v)))
+    return batch_events(records, configs, features), configs, features, stats
+
+
+def _simple(value) -> bool:
+    import re
+
+    return re.fullmatch(SIMPLE_JSON, json_text(value)) is not None
+
+
+# --- one pass: outputs, drops and failures written side by side ---------------------------------
+
+KINDS = {OUTPUT: "output", DROP: "drop", FAILURE: "failure"}
+
+
+def _staged_rows(events, configs, features, stats, fmt):
+    """Every event as a row of the output file format plus ``kind``: outputs as output records,
+    drops and failures as JSON text (``input`` and ``reason``; ``order``, ``input`` and
+    ``message``) in the ``value`` column."""
+    from pyspark.sql import functions as F
+
+    frame = with_joiners(events, configs, features)
+    value, old_value = joined_values(python_values=stats.complex_values > 0)
+    is_output = F.col("etype") == OUTPUT
+    notice = F.when(F.col("etype") == DROP, F.to_json(F.struct(F.col("idx").alias("input"), F.col("text").alias("reason")))) \
+        .otherwise(F.to_json(F.struct(F.array(*[F.col(c) for c in ORDER_KEY], F.col("idx")).alias("order"),
+                                      F.col("idx").alias("input"), F.col("text").alias("message"))))
+    kind = F.element_at(F.create_map(*[F.lit(x) for k, name in KINDS.items() for x in (k, name)]), F.col("etype"))
+    order = [F.col(c) for c in OUTPUT_ORDER]
+    rows = frame.select(kind.alias("kind"), *order, *output_columns(F.when(is_output, value).otherwise(notice), old_value))
+    if fmt == "jsonl":
+        rows = rows.select("kind", *OUTPUT_ORDER, F.when(F.col("kind") == "output", jsonl_line())
+                           .otherwise(F.col("value")).alias("value"))
+    return rows
+
+
+def _partition_keys(spark, partitions):
+    """For each output partition p a long ``k`` that Spark's hash partitioning sends to p, so
+    ``repartition(n, key)`` puts the rows of range p into partition p: in order, without the
+    sampling job of a range sort (which would compute the whole join twice)."""
+    from pyspark.sql import functions as F
+
+    found = {}
+    for row in spark.range(0, 64 * partitions).select("id", F.pmod(F.hash("id"), F.lit(partitions)).alias("p")).collect():
+        found.setdefault(row["p"], row["id"])
+    return [found[p] for p in range(partitions)] if len(found) == partitions else None
+
+
+def _in_output_order(spark, rows, features, stats, partitions):
+    """``rows`` in output order across ``partitions`` partitions (part files in name order), each
+    sorted by ``kind`` first, as a partitioned write needs. ``as_listed`` outputs are ordered
+    by the index of the input that emitted them, so partition p takes a range of input indexes;
+    ``timestamp_sync`` needs a range sort."""
+    from pyspark.sql import functions as F
+
+    keys = _partition_keys(spark, partitions) if not features.ts_sync and partitions > 1 else None
+    if keys is not None:
+        bucket = F.least((F.col("g1") * partitions / F.lit(max(stats.records, 1))).cast("bigint"), F.lit(partitions - 1))
+        key = F.element_at(F.array(*[F.lit(k).cast("bigint") for k in keys]), (bucket + 1).cast("int"))
+        rows = rows.repartition(partitions, key)
+    elif partitions > 1:
+        rows = rows.repartitionByRange(partitions, *OUTPUT_ORDER)
+    else:
+        rows = rows.repartition(1)
+    return rows.sortWithinPartitions("kind", *OUTPUT_ORDER).drop(*OUTPUT_ORDER)
+
+
+def _read_notices(spark, folder, fmt, schema):
+    from pyspark.sql import functions as F
+
+    frame = spark.read.text(folder) if fmt == "jsonl" else spark.read.parquet(folder).select("value")
+    return frame.select(F.from_json("value", schema).alias("n")).select("n.*")
+
+
+def _hadoop(spark, path):
+    jvm = spark._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
+
+
+def _single_pass(spark, events, configs, features, stats, output, fmt, drops_path, single_file):
+    """Write the outputs and read back drop counts in one computation of the join; returns
+    ``(counts, failed)`` where ``failed`` is the first failing input's notice (nothing was
+    published then: Kafka Streams would have stopped there, ``_until_failure`` cuts the output)."""
+    staging = output.rstrip("/") + ".kssim-staging"
+    fs, staging_path = _hadoop(spark, staging)
+    partitions = 1 if single_file else max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    try:
+        rows = _in_output_order(spark, _staged_rows(events, configs, features, stats, fmt), features, stats, partitions)
+        writer = rows.write.mode("overwrite").partitionBy("kind")
+        (writer.text(staging) if fmt == "jsonl" else writer.parquet(staging))
+        kinds = {name: staging + f"/kind={name}" for name in KINDS.values()
+                 if fs.exists(_hadoop(spark, staging + f"/kind={name}")[1])}
+        if "failure" in kinds:
+            notices = _read_notices(spark, kinds["failure"], fmt, "order ARRAY<BIGINT>, input BIGINT, message STRING")
+            failed = min(notices.collect(), key=lambda r: tuple(r["order"]))
+            return None, failed
+        counts = {}
+        if "drop" in kinds:
+            drops = _read_notices(spark, kinds["drop"], fmt, "input BIGINT, reason STRING")
+            counts = {r["reason"]: r["count"] for r in drops.groupBy("reason").count().collect()}
+            if drops_path:
+                drops.orderBy("input").write.mode("overwrite").json(drops_path)
+        out_fs, out_path = _hadoop(spark, output)
+        out_fs.delete(out_path, True)
+        if "output" in kinds:
+            fs.rename(_hadoop(spark, kinds["output"])[1], out_path)
+        else:
+            empty = output_frame(events.limit(0), configs, features, python_values=False)
+            (write_parquet if fmt == "parquet" else write_jsonl)(empty, output, single_file=True)
+        return counts, None
+    finally:
+        fs.delete(staging_path, True)
+
+
+def _until_failure(events, configs, features, stats, failed, output, fmt, drops_path, single_file):
+    """Kafka Streams would die at input ``failed``: write what the tasks emitted before it."""
+    from pyspark.sql import functions as F
+
+    at = F.struct(*[F.col(c) for c in ORDER_KEY], F.col("idx"))
+    stop = F.struct(*[F.lit(v).cast("bigint") for v in failed["order"]])
+    events = events.filter(at < stop)
+    counts = {r["text"]: r["count"] for r in events.filter(F.col("etype") == DROP).groupBy("text").count().collect()}
+    writer = write_parquet if fmt == "parquet" else write_jsonl
+    writer(output_frame(events, configs, features, python_values=stats.complex_values > 0), output, single_file=single_file)
+    if drops_path:
+        events.filter(F.col("etype") == DROP).orderBy("idx") \
+            .select(F.col("idx").alias("input"), F.col("text").alias("reason")).write.mode("overwrite").json(drops_path)
+    return counts, KafkaWouldFail(failed["input"], failed["message"])
 
 
 def replay(scenario, record_paths, output, fmt="jsonl", drops_path=None, spark=None, single_file=False):
-    """Run the replay; returns ``(drop counts by reason, failure or None)``."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
+    """Run the replay; returns ``(drop counts by reason, failure or None)``.
 
+    One computation of the join writes the outputs, drops and failures side by side (in output
+    order, partitioned by kind), and the drop counts are read back from the small drop part. If
+    Kafka Streams would fail (rare: a release that dies on some input), the events before the
+    failing input are written by a second pass."""
     spark = spark or get_spark()
-    events, configs = replay_frames(spark, scenario, record_paths)
-    events = events.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        # one small job: drop counts, and each failure message's first failing input
-        at = F.struct(*[F.col(c) for c in ORDER_KEY], F.col("idx"))
-        summary = events.filter(F.col("etype") != OUTPUT).groupBy("etype", "text") \
-            .agg(F.count("*").alias("n"), F.min(at).alias("at")).collect()
-        failures = [dict(r["at"].asDict(), text=r["text"]) for r in summary if r["etype"] == FAILURE]
-        failed = first_failure(failures)
-        failure = None
-        if failed is not None:  # Kafka Streams stops there: keep the events of earlier inputs only
-            failure = KafkaWouldFail(failed["idx"], failed["text"])
-            stop = F.struct(*[F.lit(v).cast("bigint") for v in event_order(failed)])
-            events = events.filter(at < stop)
-            summary = events.filter(F.col("etype") == DROP).groupBy("etype", "text").agg(F.count("*").alias("n")).collect()
-        counts = {r["text"]: r["n"] for r in summary if r["etype"] == DROP}
-        writer = write_parquet if fmt == "parquet" else write_jsonl
-        writer(output_frame(events, configs), output, single_file=single_file)
-        if drops_path:
-            events.filter(F.col("etype") == DROP).orderBy("idx") \
-                .select(F.col("idx").alias("input"), F.col("text").alias("reason")).write.mode("overwrite").json(drops_path)
-        return counts, failure
-    finally:
-        events.unpersist()
+    events, configs, features, stats = replay_frames(spark, scenario, record_paths)
+    counts, failed = _single_pass(spark, events, configs, features, stats, output, fmt, drops_path, single_file)
+    if failed is None:
+        return counts, None
+    return _until_failure(events, configs, features, stats, failed, output, fmt, drops_path, single_file)
 
 
 def main(argv=None) -> int:
@@ -90,7 +206,7 @@ def main(argv=None) -> int:
     try:
         scenario = load_scenario(args.scenario)
         conf = dict(item.split("=", 1) for item in args.conf)
-        spark = get_spark(master=args.master, conf=conf)
+        spark = get_spark(master=args.master, conf=conf, workload="bulk")
         counts, failure = replay(scenario, args.input, args.output, args.format, args.drops, spark, args.single_file)
     except (KssimError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ import attrs
 from reference.errors import KafkaWouldFail, UnsupportedOperator
 from reference.records import Drop
 
-from .inputs import IMPLEMENTED, scenarios_to_frames
+from .inputs import IMPLEMENTED, scenarios_to_frames, with_configs
 from .outputs import DROP, FAILURE, OUTPUT, OUTPUT_ORDER, to_output_records
 from .processing_order import ORDER_KEY, by_task, with_processing_order
 from .session import get_spark
@@ -46,7 +46,7 @@ def batch_events(records, configs, features):
     :func:`event_order` / ``OUTPUT_ORDER`` and cut at the first failure (:func:`first_failure`)."""
     from pyspark.sql import functions as F
 
-    rows = with_processing_order(by_task(records).join(F.broadcast(configs), "sid"), features)
+    rows = with_processing_order(with_configs(by_task(records, features), configs, features), features)
     # only the operators the batch has: every branch is planned and run even when it is empty
     parts = [run(rows.filter(F.col("op") == op), features) for op, run in OPERATORS.items()
              if op in features.operators]

@@ -1,11 +1,22 @@
 """The one place that creates and configures the SparkSession of the Spark backend.
 
 - Embedded default: local Spark in this process (``local[*]``), started once per process and
-  reused, quiet logs, and options that make small jobs cheap (few shuffle partitions, adaptive
-  execution off, a JVM tuned for start-up: serial GC, C1 only). These defaults apply only when we
-  start a local JVM ourselves.
+  reused, quiet logs. Two workloads, chosen by the first caller (they differ in JVM options, which
+  are fixed at start):
+
+  * ``small`` (tests, ``kssim check`` / ``run`` / ``difftest``: many tiny jobs): few shuffle
+    partitions, adaptive execution off, a JVM tuned for start-up (serial GC, C1 JIT only), which
+    roughly halves the CPU time of a test run;
+  * ``bulk`` (``replay`` and the benchmarks: millions of records): the full JIT (C2 doubles the
+    throughput of long jobs), the JVM's default collector, a larger heap, and file splits of at
+    most 32 MB so a large record file is read by every core.
+
+  These defaults apply only when we start a local JVM ourselves.
 - A cluster: pass ``master`` (``spark://...``, ``yarn``, ``k8s://...``) or set ``SPARK_MASTER``;
-  under ``spark-submit`` the session spark-submit configured is used as it is.
+  the executors get ``reference`` and ``spark_backend`` as a zip (``addPyFile``), so nothing needs
+  installing there. Under ``spark-submit`` the session spark-submit configured is used as it is
+  (ship the packages with ``--py-files``). Tested with a standalone master and worker on one
+  machine (``kssim check --master spark://127.0.0.1:7077``, ``spark-submit`` of ``replay.py``).
 
 Nothing else in ``spark_backend`` builds a session; every entry point takes an optional ``spark``
 and falls back to :func:`get_spark`.
@@ -38,12 +49,34 @@ LOCAL_DEFAULTS = {
     "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",
 }
 
+_GIB = 1 << 30
+
+
+def _bulk_memory() -> str:
+    """Driver (= executor, in local mode) heap for bulk jobs: half the machine, 2-16 GB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 8 * _GIB
+    return f"{max(2, min(16, total // 2 // _GIB))}g"
+
+
+BULK_DEFAULTS = {
+    **LOCAL_DEFAULTS,
+    "spark.driver.memory": _bulk_memory(),
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J2}",
+    "spark.executor.extraJavaOptions": "",
+    "spark.sql.files.maxPartitionBytes": str(32 << 20),
+}
+WORKLOADS = {"small": LOCAL_DEFAULTS, "bulk": BULK_DEFAULTS}
+
 
 #: Options for every session, local or not: PySpark 4 records the Python call site of every
 #: Column call (several JVM round trips each) unless told not to; our plans are built from
 #: thousands of such calls.
 ALWAYS = {
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
 }
 
 
@@ -52,12 +85,16 @@ def _launched_by_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = None, app_name: str = "kssim-spark"):
+def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = None, app_name: str = "kssim-spark",
+              workload: str = "small"):
     """The process-wide SparkSession, created on first use.
 
-    ``master`` (else ``SPARK_MASTER``, else ``local[*]``) is only used when no session exists yet.
-    ``conf`` adds or overrides options (e.g. ``{"spark.sql.shuffle.partitions": "200"}``) at start.
+    ``master`` (else ``SPARK_MASTER``, else ``local[*]``) and ``workload`` (``small`` or ``bulk``,
+    see above) are only used when no session exists yet. ``conf`` adds or overrides options
+    (e.g. ``{"spark.sql.shuffle.partitions": "200"}``) at start.
     """
+    if workload not in WORKLOADS:
+        raise ValueError(f"unknown Spark workload {workload!r} (workloads: {', '.join(WORKLOADS)})")
     from pyspark.sql import SparkSession
 
     with _LOCK:
@@ -78,13 +115,37 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = 
         master = master or os.environ.get("SPARK_MASTER") or "local[*]"
         builder = SparkSession.builder.appName(app_name).master(master)
         if master.startswith("local"):
-            for name, value in LOCAL_DEFAULTS.items():
+            for name, value in WORKLOADS[workload].items():
                 builder = builder.config(name, value)
         for name, value in {**ALWAYS, **(conf or {})}.items():
             builder = builder.config(name, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
+        if not master.startswith("local"):
+            _ship_packages(spark)
         return spark
+
+
+def _ship_packages(spark) -> None:
+    """On a cluster the executors run our Python UDFs (joined values, the versioned-store and
+    outer-join replays): send them ``reference`` and ``spark_backend`` as one zip, as
+    ``spark-submit --py-files`` would."""
+    import tempfile
+    import zipfile
+
+    import reference
+
+    folder = tempfile.mkdtemp(prefix="kssim-pyfiles-")
+    path = os.path.join(folder, "kssim.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for package in (os.path.dirname(os.path.abspath(reference.__file__)), os.path.dirname(os.path.abspath(__file__))):
+            root = os.path.dirname(package)
+            for here, _, files in os.walk(package):
+                for name in sorted(files):
+                    if name.endswith((".py", ".properties")):
+                        full = os.path.join(here, name)
+                        archive.write(full, os.path.relpath(full, root))
+    spark.sparkContext.addPyFile(path)
 
 
 def stop_spark() -> None:

@@ -45,7 +45,7 @@ def pick_scenario(fmt):
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_replaying_record_files_equals_running_the_scenario(spark, tmp_path, fmt):  # noqa: F811
-    from spark_backend.inputs import write_record_files
+    from spark_backend.record_files import write_record_files
     from spark_backend.replay import replay
     from spark_backend.runner import run_scenarios
 
@@ -87,7 +87,7 @@ def test_parquet_output_and_failure_exit_code(spark, tmp_path):  # noqa: F811
 
 def test_rows_are_numbered_in_the_order_the_files_are_given(spark, tmp_path):  # noqa: F811
     from reference.record_files import read_record_files as reference_reader
-    from spark_backend.inputs import read_record_files
+    from spark_backend.record_files import read_record_files
 
     small = tmp_path / "small.jsonl"
     small.write_text("".join(json.dumps({"topic": "right", "partition": p, "ts": i, "key": i, "value": "s"}) + "\n"
@@ -98,7 +98,9 @@ def test_rows_are_numbered_in_the_order_the_files_are_given(spark, tmp_path):  #
     rows[5].pop("offset")  # previous offset of its partition + 1
     big.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
     paths = [str(small), str(big)]
-    got = read_record_files(spark, paths, partitions={"left": 2, "right": 2}).orderBy("idx").collect()
+    records, stats = read_record_files(spark, paths, partitions={"left": 2, "right": 2})
+    got = records.orderBy("idx").collect()
+    assert stats.records == len(got) == 303 and stats.complex_values == 300  # [i] is not simple JSON
     expected = reference_reader(paths, ("left", "right"), {"left": 2, "right": 2})
     assert [(r["idx"], r["side"], r["task"], r["ts"], r["key"], r["value"]) for r in got] == \
         [(e.index, ("left", "right").index(e.topic), e.partition, e.ts,
@@ -113,7 +115,7 @@ def test_rows_are_numbered_in_the_order_the_files_are_given(spark, tmp_path):  #
 
 def test_bad_record_files_name_the_file_and_the_problem(spark, tmp_path):  # noqa: F811
     from reference.errors import ScenarioError
-    from spark_backend.inputs import read_record_files
+    from spark_backend.record_files import read_record_files
 
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"topic": "left", "offset": 5, "ts": 1, "key": "k", "value": 1}) + "\n"
@@ -126,3 +128,123 @@ def test_bad_record_files_name_the_file_and_the_problem(spark, tmp_path):  # noq
     path.write_text(json.dumps({"topic": "left", "partition": 3, "ts": 1, "key": "k", "value": 1}) + "\n")
     with pytest.raises(ScenarioError, match="partition 3 does not exist"):
         read_record_files(spark, [str(path)], partitions={"left": 2, "right": 2})
+
+
+def _first_bad_index(paths):
+    """How many records the reference reader accepts before it raises (None: the files are fine)."""
+    from reference.errors import ScenarioError
+    from reference.record_files import iter_record_files
+
+    count = 0
+    try:
+        for _ in iter_record_files(paths, ("left", "right"), {"left": 2, "right": 2}):
+            count += 1
+    except ScenarioError:
+        return count
+    return None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_offset_checks_across_files_agree_with_the_reference(spark, tmp_path, seed):  # noqa: F811
+    """Missing and given offsets over several files: the first bad record (if any) is the
+    reference reader's; without offsets (as_listed) neither engine checks them."""
+    import random
+
+    from reference.errors import ScenarioError
+    from reference.record_files import iter_record_files
+    from spark_backend.record_files import read_record_files
+
+    rng = random.Random(seed)
+    next_offset = {}
+    paths = []
+    for f in range(3):
+        lines = []
+        for _ in range(rng.randint(1, 40)):
+            topic, partition = rng.choice(("left", "right")), rng.randint(0, 1)
+            row = {"topic": topic, "partition": partition, "ts": rng.randint(0, 9), "key": "k", "value": 1}
+            expected = next_offset.get((topic, partition), 0)
+            choice = rng.random()
+            if choice < 0.3:
+                next_offset[(topic, partition)] = expected + 1  # no offset: the previous one + 1
+            else:
+                jump = -2 if rng.random() < 0.02 else rng.choice((0, 0, 0, 3))  # rarely one that goes back
+                row["offset"] = max(0, expected + jump)
+                next_offset[(topic, partition)] = row["offset"] + 1
+            lines.append(json.dumps(row))
+        path = tmp_path / f"part-{f}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(str(path))
+    bad = _first_bad_index(paths)
+    if bad is None:
+        got = read_record_files(spark, paths, partitions={"left": 2, "right": 2})[0].orderBy("idx").collect()
+        assert [r["idx"] for r in got] == list(range(len(got)))
+    else:
+        with pytest.raises(ScenarioError, match=f"input record {bad}\\b.*offsets of a topic partition must increase"):
+            read_record_files(spark, paths, partitions={"left": 2, "right": 2})
+    as_listed, stats = read_record_files(spark, paths, partitions={"left": 2, "right": 2}, with_offsets=False)
+    assert as_listed.count() == stats.records == sum(1 for _ in iter_record_files(paths, ("left", "right"), {"left": 2, "right": 2},
+                                                                   offsets_matter=False))
+
+
+def _largest(operator, order):
+    """The conformance scenario of ``operator`` with the most outputs in processing order ``order``."""
+    from reference.engine import run_scenario
+    from reference.scenario import load_scenario
+
+    best = None
+    for path in conformance_files(operator):
+        sc = load_scenario(path)
+        if sc.config.order != order or sc.expected_failure is not None:
+            continue
+        n = len(run_scenario(sc).outputs)
+        if best is None or n > best[0]:
+            best = (n, sc)
+    return best[1]
+
+
+@pytest.mark.parametrize("operator", ["stream_stream_join", "stream_table_join", "table_table_join"])
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_one_pass_replay_writes_outputs_in_order_and_the_drops(spark, tmp_path, operator, fmt):  # noqa: F811
+    """The one-pass writer (outputs ordered by ranges of input indexes over several part files,
+    drops beside them) against the reference engine, with simple values (no Python step) and
+    with object values (joined in Python)."""
+    import attrs
+    import pyarrow.parquet as pq
+
+    from reference.engine import run_scenario
+    from spark_backend.record_files import write_record_files
+    from spark_backend.replay import replay
+
+    base = _largest(operator, "as_listed")
+    boxed = attrs.evolve(base, inputs=tuple(r._replace(value=None if r.value is None else {"v": r.value})
+                                            for r in base.inputs))
+    for n, sc in enumerate((base, boxed)):
+        expected = run_scenario(sc)
+        assert len(expected.outputs) >= 4
+        records = str(tmp_path / f"in{n}.{fmt}")
+        write_record_files(spark, sc, records, fmt)
+        out, drops_path = str(tmp_path / f"out{n}"), str(tmp_path / f"drops{n}")
+        counts, failure = replay(sc, [records], out, fmt=fmt, drops_path=drops_path, spark=spark)
+        assert failure is None
+        send_old = getattr(sc.topology, "send_old_values", False)
+        if fmt == "jsonl":
+            got = read_jsonl_folder(out)
+        else:
+            parts = sorted(glob.glob(os.path.join(out, "part-*.parquet")))
+            assert len(parts) >= 1
+            got = []
+            for part in parts:
+                for r in pq.read_table(part).to_pylist():
+                    obj = {"topic": r["topic"], "partition": r["partition"], "key": None if r["key"] is None else json.loads(r["key"]),
+                           "value": None if r["value"] is None else json.loads(r["value"]), "ts": r["ts"],
+                           "input": r["input"]}
+                    if send_old:
+                        obj["old_value"] = None if r["old_value"] is None else json.loads(r["old_value"])
+                    got.append(obj)
+        assert got == expected_lines(expected, send_old)
+        reasons = {}
+        for d in expected.drops:
+            reasons[d.reason] = reasons.get(d.reason, 0) + 1
+        assert counts == reasons
+        written = read_jsonl_folder(drops_path) if expected.drops else []
+        assert [(d["input"], d["reason"]) for d in written] == [(d.input_index, d.reason) for d in expected.drops]

@@ -77,7 +77,7 @@ def test_set_based_order_equals_the_priority_queue_simulation(spark):  # noqa: F
                           order="timestamp_sync", partitions={"left": partitions, "right": partitions})
             cases.append((sc, rule))
     records, configs, features = scenarios_to_frames(spark, [c[0] for c in cases], list(range(len(cases))))
-    ordered = with_processing_order(by_task(records).join(F.broadcast(configs), "sid"), features)
+    ordered = with_processing_order(by_task(records, features).join(F.broadcast(configs), "sid"), features)
     rows = ordered.select("sid", "idx", "task", "seq", "g1", "g2", "g3", "g4").collect()
     by_sid = {}
     for r in rows:
@@ -104,7 +104,7 @@ def test_as_listed_is_list_order_in_every_task(spark):  # noqa: F811
     sc = scenario({"operator": "table_table_join", "join": "inner"}, inputs, partitions={"left": 2, "right": 2})
     records, configs, _ = scenarios_to_frames(spark, [sc], [0])
     for features in (Features(ts_sync=False), Features(ts_sync=True)):  # both plans give list order
-        rows = with_processing_order(by_task(records).join(F.broadcast(configs), "sid"), features) \
+        rows = with_processing_order(by_task(records, features).join(F.broadcast(configs), "sid"), features) \
             .select("idx", "task", "seq").collect()
         for task in (0, 1):
             in_task = [r["idx"] for r in sorted((r for r in rows if r["task"] == task), key=lambda r: r["seq"])]

@@ -234,7 +234,8 @@ def _replay_reference(scenario, args):
     from reference.record_files import output_row, read_record_files, write_rows
     from reference.topology import OPERATOR_INPUT_TOPICS
 
-    inputs = read_record_files(args.input, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions)
+    inputs = read_record_files(args.input, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions,
+                               offsets_matter=scenario.config.order == "timestamp_sync")
     result, = run_engine([attrs.evolve(scenario, inputs=tuple(inputs))], "reference")
     if isinstance(result, Exception):
         raise result
@@ -256,7 +257,7 @@ def _replay_spark(scenario, args):
     folder = tempfile.mkdtemp(prefix="kssim-replay-")
     try:
         counts, failure = replay(scenario, args.input, os.path.join(folder, "out"), fmt,
-                                 spark=get_spark(args.master), single_file=True)
+                                 spark=get_spark(args.master, workload="bulk"), single_file=True)
         part, = [p for p in glob.glob(os.path.join(folder, "out", "part-*")) if not p.endswith(".crc")]
         shutil.move(part, args.output)
     finally:
