@@ -137,7 +137,8 @@ def write_rows(path, rows: List[dict]) -> None:
         import pyarrow.parquet as pq
 
         json_columns = ("key", "value", "old_value")
-        table_rows = [{k: (None if v is None else json.dumps(v, sort_keys=True, separators=(",", ":")))
+        # compact, in document order: the text a JSON serde writes (and the Spark backend)
+        table_rows = [{k: (None if v is None else json.dumps(v, separators=(",", ":"), ensure_ascii=False))
                        if k in json_columns else v for k, v in row.items()} for row in rows]
         pq.write_table(pa.Table.from_pylist(table_rows), path)
         return

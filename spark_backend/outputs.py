@@ -202,9 +202,10 @@ def output_frame(events, configs, features=None, python_values=True):
     return results.orderBy(*OUTPUT_ORDER).select(*output_columns(*joined_values(python_values)))
 
 
-def write_parquet(frame, path, mode="overwrite", single_file=False):
-    """Output records as Parquet (part files in output order): key/value/old_value hold JSON text."""
-    frame = frame.drop("has_old_value")
+def write_parquet(frame, path, mode="overwrite", single_file=False, with_old_value=True):
+    """Output records as Parquet (part files in output order) with the reference's columns
+    (``reference.record_files.write_rows``): key/value/old_value hold JSON text."""
+    frame = frame.drop("sid", "has_old_value", *(() if with_old_value else ("old_value",)))
     (frame.coalesce(1) if single_file else frame).write.mode(mode).parquet(path)
 
 
@@ -225,7 +226,7 @@ def jsonl_line():
     return F.concat(F.lit("{"), F.concat_ws(",", *fields), old, F.lit("}"))
 
 
-def write_jsonl(frame, path, mode="overwrite", single_file=False):
+def write_jsonl(frame, path, mode="overwrite", single_file=False, with_old_value=True):
     """Output records as JSONL (Spark's part files under ``path``, in output order)."""
     lines = frame.select(jsonl_line().alias("value"))
     (lines.coalesce(1) if single_file else lines).write.mode(mode).text(path)

@@ -77,9 +77,14 @@ def _staged_rows(events, configs, features, stats, fmt):
     order = [F.col(c) for c in OUTPUT_ORDER]
     rows = frame.select(kind.alias("kind"), *order, *output_columns(F.when(is_output, value).otherwise(notice), old_value))
     if fmt == "jsonl":
-        rows = rows.select("kind", *OUTPUT_ORDER, F.when(F.col("kind") == "output", jsonl_line())
+        return rows.select("kind", *OUTPUT_ORDER, F.when(F.col("kind") == "output", jsonl_line())
                            .otherwise(F.col("value")).alias("value"))
-    return rows
+    # the columns of the reference's Parquet output (reference.record_files.write_rows)
+    return rows.drop("has_old_value", *(() if _sends_old(features) else ("old_value",)))
+
+
+def _sends_old(features) -> bool:
+    return bool(dict(features.constants).get("send_old", True))
 
 
 def _partition_keys(spark, partitions):
@@ -152,10 +157,13 @@ def _single_pass(spark, events, configs, features, stats, output, fmt, drops_pat
         out_fs, out_path = _hadoop(spark, output)
         out_fs.delete(out_path, True)
         if "output" in kinds:
-            fs.rename(_hadoop(spark, kinds["output"])[1], out_path)
+            out_fs.mkdirs(out_path.getParent())
+            if not fs.rename(_hadoop(spark, kinds["output"])[1], out_path):
+                raise KssimError(f"could not move the outputs from {kinds['output']} to {output}")
         else:
             empty = output_frame(events.limit(0), configs, features, python_values=False)
-            (write_parquet if fmt == "parquet" else write_jsonl)(empty, output, single_file=True)
+            (write_parquet if fmt == "parquet" else write_jsonl)(empty, output, single_file=True,
+                                                                 with_old_value=_sends_old(features))
         return counts, None
     finally:
         fs.delete(staging_path, True)
@@ -170,7 +178,8 @@ def _until_failure(events, configs, features, stats, failed, output, fmt, drops_
     events = events.filter(at < stop)
     counts = {r["text"]: r["count"] for r in events.filter(F.col("etype") == DROP).groupBy("text").count().collect()}
     writer = write_parquet if fmt == "parquet" else write_jsonl
-    writer(output_frame(events, configs, features, python_values=stats.complex_values > 0), output, single_file=single_file)
+    writer(output_frame(events, configs, features, python_values=stats.complex_values > 0), output,
+           single_file=single_file, with_old_value=_sends_old(features))
     if drops_path:
         events.filter(F.col("etype") == DROP).orderBy("idx") \
             .select(F.col("idx").alias("input"), F.col("text").alias("reason")).write.mode("overwrite").json(drops_path)

@@ -234,6 +234,8 @@ def test_one_pass_replay_writes_outputs_in_order_and_the_drops(spark, tmp_path, 
             assert len(parts) >= 1
             got = []
             for part in parts:
+                assert pq.read_schema(part).names == ["topic", "partition", "key", "value", "ts", "input"] \
+                    + (["old_value"] if send_old else [])  # the reference's Parquet columns
                 for r in pq.read_table(part).to_pylist():
                     obj = {"topic": r["topic"], "partition": r["partition"], "key": None if r["key"] is None else json.loads(r["key"]),
                            "value": None if r["value"] is None else json.loads(r["value"]), "ts": r["ts"],
