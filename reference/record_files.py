@@ -1,9 +1,9 @@
 """Captured topics as record files: JSONL or Parquet rows with topic, partition, offset, ts, key,
 value. Shared by every engine (it models no Kafka rule).
 
-The rows of the files, in the order the files are given and in file order, are the input
-records: a row's position is its input index (the ``input`` that outputs name) and that order is
-``as_listed``. ``offset`` is optional (default: the previous offset of its topic partition + 1)
+The rows of the files (a folder: its data files in name order), in the order the files are given
+and in file order, are the input records: a row's position is its input index (the ``input`` that
+outputs name) and that order is ``as_listed``. ``offset`` is optional (default: the previous offset of its topic partition + 1)
 and read only by ``timestamp_sync``, where a task takes each partition's records in offset order:
 there (``offsets_matter``) given offsets must increase within a topic partition; ``as_listed``
 processes the rows in file order and ignores them. Bad rows are errors naming the file, the line
@@ -65,9 +65,19 @@ def read_rows(path) -> Iterator[Tuple[str, dict]]:
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ScenarioError(path, "", "no such file")
-    if path.endswith(".parquet"):
+    if path.endswith(".parquet") or os.path.basename(os.path.dirname(path)).endswith(".parquet"):
         return _rows_parquet(path)
     return _rows_jsonl(path)
+
+
+def data_files(path) -> List[str]:
+    """A record file, or a folder's data files in name order (a folder written by Spark: part
+    files; names starting with ``_`` or ``.`` are metadata), as the Spark backend reads them."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return [path]
+    return [os.path.join(path, name) for name in sorted(os.listdir(path))
+            if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(path, name))]
 
 
 def read_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True) -> List[InputRecord]:
@@ -81,7 +91,7 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
     index = 0
     last_offset = {}
     rank = {t: i for i, t in enumerate(topics)}
-    for path in paths:
+    for path in (file for given in paths for file in data_files(given)):
         for where, row in read_rows(path):
             topic, partition, offset, ts, key, value = _check_row(path, where, row, rank, partitions)
             coord = (topic, partition)

@@ -105,3 +105,17 @@ def test_bad_file_exits_2(files, tmp_path, capsys):
     bad.write_text("{not json\n")
     assert main(["replay", topo, "-i", str(bad), "-o", str(tmp_path / "o.jsonl")]) == 2
     assert "bad.jsonl: line 1: not valid JSON" in capsys.readouterr().err
+
+
+def test_a_folder_is_its_data_files_in_name_order(tmp_path):
+    folder = tmp_path / "captured.parquet"  # as Spark writes it
+    folder.mkdir()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for n, value in ((1, "second"), (0, "first")):
+        pq.write_table(pa.Table.from_pylist([{"topic": "left", "ts": n, "key": '"k"', "value": json.dumps(value)}]),
+                       folder / f"part-0000{n}.parquet")
+    (folder / "_SUCCESS").write_text("")
+    recs = read_record_files([str(folder)], ("left", "right"), {})
+    assert [(r.index, r.value) for r in recs] == [(0, "first"), (1, "second")]

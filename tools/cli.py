@@ -245,8 +245,8 @@ def _replay_reference(scenario, args):
 
 
 def _replay_spark(scenario, args):
-    """Spark reads the files itself; its part file becomes ``args.output``."""
-    import glob
+    """Spark reads the files itself and writes part files in parallel; they are joined, in
+    order, into ``args.output``."""
     import shutil
     import tempfile
 
@@ -257,9 +257,8 @@ def _replay_spark(scenario, args):
     folder = tempfile.mkdtemp(prefix="kssim-replay-")
     try:
         counts, failure = replay(scenario, args.input, os.path.join(folder, "out"), fmt,
-                                 spark=get_spark(args.master, workload="bulk"), single_file=True)
-        part, = [p for p in glob.glob(os.path.join(folder, "out", "part-*")) if not p.endswith(".crc")]
-        shutil.move(part, args.output)
+                                 spark=get_spark(args.master, workload="bulk"))
+        _join_parts(os.path.join(folder, "out"), args.output, fmt)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if fmt == "parquet":
@@ -270,6 +269,32 @@ def _replay_spark(scenario, args):
         with open(args.output, "rb") as handle:
             outputs = sum(1 for _ in handle)
     return outputs, sum(counts.values()), failure
+
+
+def _join_parts(folder, output, fmt) -> None:
+    """Concatenate Spark's part files (named in output order) into one file."""
+    import glob
+    import shutil
+
+    parts = sorted(p for p in glob.glob(os.path.join(folder, "part-*")) if not p.endswith(".crc"))
+    if fmt == "jsonl":
+        with open(output, "wb") as sink:
+            for part in parts:
+                with open(part, "rb") as source:
+                    shutil.copyfileobj(source, sink)
+        return
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for part in parts:
+            source = pq.ParquetFile(part)
+            writer = writer or pq.ParquetWriter(output, source.schema_arrow)
+            for batch in source.iter_batches():
+                writer.write_batch(batch)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def cmd_rules(args) -> int:
