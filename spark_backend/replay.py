@@ -8,7 +8,7 @@ package there or ship it with ``--py-files`` (a zip of both folders).
 
 ``SCENARIO`` supplies the topology, release (``semantics``) and run config (order, store,
 partitions); its ``inputs`` are used only when no ``--input`` is given. ``RECORDS`` are JSONL or
-Parquet record files (``topic, partition, offset, ts, key, value``; see ``inputs.py``). The output
+Parquet record files (``topic, partition, offset, ts, key, value``; see ``record_files.py``). The output
 records are written in output order (part files under ``OUT``), with the fields of
 ``kssim run --format jsonl``. Drops are counted per reason (``--drops`` writes them as JSONL), and
 if real Kafka Streams would die, the failing input is reported and the output stops before it.
