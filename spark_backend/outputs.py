@@ -136,14 +136,15 @@ def _python_joined(new_wanted, old_wanted, joiner, sep, n_l, n_r, o_l, o_r):
     values = JoinedValues()
     wanted_new, wanted_old = new_wanted.to_pylist(), old_wanted.to_pylist()
     new, old = [None] * len(wanted_new), [None] * len(wanted_new)
-    if any(wanted_new) or any(wanted_old):
-        cols = [c.to_pylist() for c in (joiner, sep, n_l, n_r, o_l, o_r)]
-        for i, (j, s, nl, nr, ol, orr) in enumerate(zip(*cols)):
+    rows = [i for i, (w_new, w_old) in enumerate(zip(wanted_new, wanted_old)) if w_new or w_old]
+    if rows:
+        j, s, nl, nr, ol, orr = [c.to_pylist() for c in (joiner, sep, n_l, n_r, o_l, o_r)]
+        for i in rows:  # only the rows Spark could not join: most batches have none
             if wanted_new[i]:
-                v = values.value(j, s, False, nl, nr)
+                v = values.value(j[i], s[i], False, nl[i], nr[i])
                 new[i] = None if v is None else json_text(v)
             if wanted_old[i]:
-                o = values.value(j, s, False, ol, orr)
+                o = values.value(j[i], s[i], False, ol[i], orr[i])
                 old[i] = None if o is None else json_text(o)
     return pa.StructArray.from_arrays([pa.array(new, pa.string()), pa.array(old, pa.string())],
                                       names=["value", "old_value"])
@@ -226,7 +227,7 @@ def jsonl_line():
     return F.concat(F.lit("{"), F.concat_ws(",", *fields), old, F.lit("}"))
 
 
-def write_jsonl(frame, path, mode="overwrite", single_file=False, with_old_value=True):
+def write_jsonl(frame, path, mode="overwrite", single_file=False):
     """Output records as JSONL (Spark's part files under ``path``, in output order)."""
     lines = frame.select(jsonl_line().alias("value"))
     (lines.coalesce(1) if single_file else lines).write.mode(mode).text(path)

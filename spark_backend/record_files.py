@@ -118,6 +118,18 @@ def _located_rows(spark, paths, fmt):
     return text.mapInArrow(_parse_jsonl_located, PARSED_DDL + ", file STRING, block BIGINT, pos BIGINT")
 
 
+def _not_json(name):
+    """Parquet's key/value must hold JSON text (a plain ``hello`` is the usual mistake). Simple
+    values are JSON by the pattern; the rest goes through Spark's strict parser, which differs
+    from Python's (the reference's) only on oddities: it refuses ``NaN`` and repeated object keys
+    and accepts trailing content after a value."""
+    from pyspark.sql import functions as F
+
+    text = F.col(name)
+    bad = text.isNotNull() & ~text.rlike(SIMPLE_JSON) & F.try_parse_json(text).isNull()
+    return bad, F.concat(F.lit(f"field {name} must be JSON text, got "), text)
+
+
 def _row_problem(partitions):
     """What is wrong with a row on its own (null if nothing)."""
     from pyspark.sql import functions as F
@@ -125,7 +137,10 @@ def _row_problem(partitions):
     count = F.lit(1)
     for topic, n in partitions.items():
         count = F.when(F.col("topic") == topic, F.lit(n)).otherwise(count)
+    key_bad, key_problem = _not_json("key")
+    value_bad, value_problem = _not_json("value")
     return (F.when(F.col("error").isNotNull(), F.col("error"))
+            .when(key_bad, key_problem).when(value_bad, value_problem)
             .when(~F.col("topic").isin(*TOPICS), F.concat(F.lit("field topic must be one of left, right, got "),
                                                         F.coalesce(F.col("topic"), F.lit("null"))))
             .when(F.col("ts").isNull() | (F.col("ts") < 0), F.lit("field ts must be a non-negative integer timestamp"))

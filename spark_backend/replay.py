@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from reference.errors import KafkaWouldFail, KssimError, UnsupportedOperator
@@ -51,8 +52,6 @@ def replay_frames(spark, scenario, record_paths=None):
 
 
 def _simple(value) -> bool:
-    import re
-
     return re.fullmatch(SIMPLE_JSON, json_text(value)) is not None
 
 
@@ -85,6 +84,15 @@ def _staged_rows(events, configs, features, stats, fmt):
 
 def _sends_old(features) -> bool:
     return bool(dict(features.constants).get("send_old", True))
+
+
+def _write(fmt, features, frame, path, single_file):
+    """Output records (``outputs.output_frame``) in the output format (JSONL lines carry the old
+    value where the scenario sends one; Parquet has the column only then)."""
+    if fmt == "parquet":
+        write_parquet(frame, path, single_file=single_file, with_old_value=_sends_old(features))
+    else:
+        write_jsonl(frame, path, single_file=single_file)
 
 
 def _partition_keys(spark, partitions):
@@ -162,8 +170,7 @@ def _single_pass(spark, events, configs, features, stats, output, fmt, drops_pat
                 raise KssimError(f"could not move the outputs from {kinds['output']} to {output}")
         else:
             empty = output_frame(events.limit(0), configs, features, python_values=False)
-            (write_parquet if fmt == "parquet" else write_jsonl)(empty, output, single_file=True,
-                                                                 with_old_value=_sends_old(features))
+            _write(fmt, features, empty, output, single_file=True)
         return counts, None
     finally:
         fs.delete(staging_path, True)
@@ -177,9 +184,8 @@ def _until_failure(events, configs, features, stats, failed, output, fmt, drops_
     stop = F.struct(*[F.lit(v).cast("bigint") for v in failed["order"]])
     events = events.filter(at < stop)
     counts = {r["text"]: r["count"] for r in events.filter(F.col("etype") == DROP).groupBy("text").count().collect()}
-    writer = write_parquet if fmt == "parquet" else write_jsonl
-    writer(output_frame(events, configs, features, python_values=stats.complex_values > 0), output,
-           single_file=single_file, with_old_value=_sends_old(features))
+    _write(fmt, features, output_frame(events, configs, features, python_values=stats.complex_values > 0), output,
+           single_file=single_file)
     if drops_path:
         events.filter(F.col("etype") == DROP).orderBy("idx") \
             .select(F.col("idx").alias("input"), F.col("text").alias("reason")).write.mode("overwrite").json(drops_path)

@@ -37,6 +37,16 @@ def conformance_files(operator):
     return found
 
 
+def assert_conforms(scenario, result):
+    """A Spark result matches the scenario's expected outputs and failure."""
+    from reference.compare import check_failure, compare_outputs
+
+    assert not isinstance(result, Exception), result
+    mismatch = compare_outputs(scenario, result.outputs)
+    assert mismatch is None, mismatch.describe()
+    assert check_failure(scenario, result.failure) is None
+
+
 def load_all(paths):
     return [load_scenario(p) for p in paths]
 

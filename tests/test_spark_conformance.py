@@ -5,9 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from spark_fixtures import CONFORMANCE, conformance_files, load_all, spark  # noqa: F401
+from spark_fixtures import CONFORMANCE, assert_conforms, conformance_files, load_all, spark  # noqa: F401
 
-from reference.compare import check_failure, compare_outputs
 
 FILES = conformance_files("stream_table_join") + conformance_files("table_table_join")
 
@@ -28,8 +27,4 @@ def test_the_corpus_is_all_there():
 
 @pytest.mark.parametrize("path", FILES, ids=[os.path.relpath(f, CONFORMANCE) for f in FILES])
 def test_conformance_file(batch, path):
-    scenario, result = batch[path]
-    assert not isinstance(result, Exception), result
-    mismatch = compare_outputs(scenario, result.outputs)
-    assert mismatch is None, mismatch.describe()
-    assert check_failure(scenario, result.failure) is None
+    assert_conforms(*batch[path])

@@ -279,3 +279,27 @@ def test_kssim_replay_on_spark_writes_what_the_reference_writes(spark, tmp_path,
             with open(out, encoding="utf-8") as handle:
                 outputs[engine] = [json.loads(line) for line in handle]
     assert len(outputs["reference"]) >= 4 and outputs["spark"] == outputs["reference"]
+
+
+def test_parquet_keys_and_values_must_be_json_text(spark, tmp_path):  # noqa: F811
+    """A raw string where JSON text belongs is an error naming the record and field, in both engines."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from reference.errors import ScenarioError
+    from reference.record_files import read_record_files as reference_reader
+    from spark_backend.record_files import read_record_files
+
+    rows = [{"topic": "left", "ts": 0, "key": '"k"', "value": '{"a":[1,2.5]}'},
+            {"topic": "right", "ts": 1, "key": '"k"', "value": None},
+            {"topic": "left", "ts": 2, "key": '"k"', "value": "hello"}]
+    path = str(tmp_path / "raw.parquet")
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    with pytest.raises(ScenarioError, match="row 2, field value"):
+        reference_reader([path], ("left", "right"), {})
+    with pytest.raises(ScenarioError, match="input record 2.*field value must be JSON text, got hello"):
+        read_record_files(spark, [path])
+    rows[2]["value"] = '"hello"'
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    records, stats = read_record_files(spark, [path])
+    assert records.count() == 3 and stats.complex_values == 1

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from spark_fixtures import CONFORMANCE, conformance_files, load_all, result_bytes, spark  # noqa: F401
+from spark_fixtures import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, spark  # noqa: F401
 
-from reference.compare import check_failure, compare_outputs
 from reference.scenario import scenario_from_dict
 from spark_backend import stream_stream_outer as outer
 from spark_backend import stream_stream_settings as settings
@@ -580,11 +579,7 @@ def test_the_corpus_is_all_there():
 
 @pytest.mark.parametrize("path", FILES, ids=[os.path.relpath(f, CONFORMANCE) for f in FILES])
 def test_conformance_file(results, path):
-    scenario, result = results[path]
-    assert not isinstance(result, Exception), result
-    mismatch = compare_outputs(scenario, result.outputs)
-    assert mismatch is None, mismatch.describe()
-    assert check_failure(scenario, result.failure) is None
+    assert_conforms(*results[path])
 
 
 def test_results_do_not_depend_on_shuffle_partitions(spark, results):  # noqa: F811
