@@ -20,7 +20,7 @@ Record files (captured topics) become the same ``records`` frame: ``record_files
 from __future__ import annotations
 
 import json
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import attrs
 
@@ -60,11 +60,21 @@ class Features:
     #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
     #: literals, so Spark's optimizer folds the rules away and prunes the windows nobody reads
     constants: tuple = ()
+    #: positions per block of the stream-stream join's running clocks (``prefix_scan``): set for
+    #: large ``as_listed`` replays, whose task scans then run in parallel blocks
+    scan_block: Optional[int] = None
+
+    @property
+    def task_scan_block(self) -> Optional[int]:
+        """``scan_block`` where it is valid: blocks of positions need ``as_listed`` order (the
+        position is the input index), so a batch with timestamp_sync scenarios has none."""
+        return None if self.ts_sync else self.scan_block
 
     @property
     def per_task_windows(self) -> bool:
         """Does some rule of the batch need a window over a whole task's sequence?"""
-        return self.ts_sync or self.versioned or self.grace or "stream_stream_join" in self.operators
+        return self.ts_sync or self.versioned or self.grace \
+            or ("stream_stream_join" in self.operators and self.task_scan_block is None)
 
     @classmethod
     def of(cls, config_rows):

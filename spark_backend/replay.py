@@ -21,6 +21,8 @@ import json
 import re
 import sys
 
+import attrs
+
 from reference.errors import KafkaWouldFail, KssimError, UnsupportedOperator
 from reference.scenario import load_scenario
 
@@ -41,14 +43,29 @@ def replay_frames(spark, scenario, record_paths=None):
         raise UnsupportedOperator(f"the Spark backend does not implement operator {scenario.topology.operator!r} yet")
     if record_paths:
         configs_rows = [config_row(0, scenario)]
+        as_listed = scenario.config.order != "timestamp_sync"
         records, stats = read_record_files(spark, record_paths, partitions=scenario.config.partitions,
-                                           with_offsets=scenario.config.order == "timestamp_sync")
+                                           with_offsets=not as_listed)
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
+        if as_listed:
+            features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))
     else:
         records, configs, features = scenarios_to_frames(spark, [scenario], [0])
         values = [rec.value for rec in scenario.inputs if rec.value is not None]
         stats = RecordStats(len(scenario.inputs), sum(1 for v in values if not _simple(v)))
     return batch_events(records, configs, features), configs, features, stats
+
+
+#: the smallest block of a parallel task scan (``prefix_scan``): below this a window per task is cheaper
+MIN_SCAN_BLOCK = 100_000
+
+
+def _scan_block(spark, records):
+    """Positions per block of the parallel task scans: about four blocks per shuffle partition
+    (so both cores stay busy), or None when the input is too small to split."""
+    partitions = max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
+    size = max(MIN_SCAN_BLOCK, -(-records // (4 * partitions)))
+    return size if records > size else None
 
 
 def _simple(value) -> bool:

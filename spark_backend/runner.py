@@ -71,8 +71,10 @@ def first_failure(failure_rows):
     return min(failure_rows, key=event_order, default=None)
 
 
-def run_scenarios(scenarios: Sequence, spark=None) -> List:
-    """Run a batch of scenarios in one Spark job; one result (or UnsupportedOperator) per scenario."""
+def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = None) -> List:
+    """Run a batch of scenarios in one Spark job; one result (or UnsupportedOperator) per scenario.
+    ``scan_block``: compute the task scans in blocks of that many positions (``prefix_scan``; a
+    replay's plan for large inputs, which tests run on small ones)."""
     slots: List = [None] * len(scenarios)
     runnable = []
     for i, scenario in enumerate(scenarios):
@@ -85,6 +87,7 @@ def run_scenarios(scenarios: Sequence, spark=None) -> List:
         return slots
     spark = spark or get_spark()
     records, configs, features = scenarios_to_frames(spark, [scenarios[i] for i in runnable], runnable)
+    features = attrs.evolve(features, scan_block=scan_block)
     by_sid = {i: [] for i in runnable}
     for row in batch_events(records, configs, features).collect():
         by_sid[row["sid"]].append(row)

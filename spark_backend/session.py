@@ -8,8 +8,8 @@
     partitions, adaptive execution off, a JVM tuned for start-up (serial GC, C1 JIT only), which
     roughly halves the CPU time of a test run;
   * ``bulk`` (``replay`` and the benchmarks: millions of records): the full JIT (C2 doubles the
-    throughput of long jobs), the JVM's default collector, a larger heap, and file splits of at
-    most 32 MB so a large record file is read by every core.
+    throughput of long jobs), the JVM's default collector, a larger heap, file splits of at
+    most 32 MB so a large record file is read by every core, and four shuffle partitions per core.
 
   These defaults apply only when we start a local JVM ourselves.
 - A cluster: pass ``master`` (``spark://...``, ``yarn``, ``k8s://...``) or set ``SPARK_MASTER``;
@@ -67,6 +67,9 @@ BULK_DEFAULTS = {
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J2}",
     "spark.executor.extraJavaOptions": "",
     "spark.sql.files.maxPartitionBytes": str(32 << 20),
+    # four shuffle partitions per core: a shuffled hash join (the stream-stream join's matches)
+    # builds one hash map per partition, which at 10M records must stay well inside the heap
+    "spark.sql.shuffle.partitions": str(4 * int(_CORES)),
 }
 WORKLOADS = {"small": LOCAL_DEFAULTS, "bulk": BULK_DEFAULTS}
 

@@ -11,8 +11,8 @@ release rules read by name): ``stream_stream_settings``.
 Every record of a task goes to the processor of its side (left bounds ``[t - before, t +
 after]``, right ``[t - after, t + before]``, swapped by KAFKA-4153 in 0.10.1; both clamped at 0),
 which forwards its results before ``KStreamJoinWindow`` puts the record into its side's window
-store. How each rule is computed ("window" = a window function per (scenario, task) in processing
-order):
+store. How each rule is computed ("window" = a running aggregate per (scenario, task) in processing
+order: a window function, or for a large ``as_listed`` replay ``prefix_scan``'s parallel blocks):
 
 - nulls, per record, no window: a null key never reaches a processor before 3.7 (``null_key``);
   since KIP-77 (0.10.2) a null value is dropped too (``null_value``), before it is joined
@@ -55,17 +55,15 @@ freed with their frames).
 """
 from __future__ import annotations
 
-from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from .outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
+from .prefix_scan import FIRST, MAX, Running, running
 from .stream_stream_outer import PASS_COLUMNS, replay_batches
 from .stream_stream_settings import Features
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")
-BEFORE = (Window.unboundedPreceding, -1)
-UP_TO = (Window.unboundedPreceding, Window.currentRow)
 LEFT, RIGHT = 0, 1
 # how a store hides old records (see _visible_from)
 BY_CLOCK, BY_LIVE_SEGMENTS, BY_NEWEST_SEGMENTS, BY_NEWEST_SEGMENTS_FROM_FIRST = 0, 1, 2, 3
@@ -151,34 +149,31 @@ def _per_record(frame):
     )
 
 
-def _clocks(frame, needs: Features):
-    """Window columns, per (scenario, task) in processing order: each store's clock before this
-    record (its max put ts), each store's first put, the task's stream time, and the running
-    max of the fix's clock-advancing records."""
-    in_task = Window.partitionBy("sid", "task").orderBy(*ORDER)
-    before, up_to = in_task.rowsBetween(*BEFORE), in_task.rowsBetween(*UP_TO)
+def _clocks(frame, needs: Features, block_size=None):
+    """Running columns per (scenario, task) in processing order (``prefix_scan``: in parallel
+    blocks of positions when ``block_size`` is given): each store's clock before this record (its
+    max put ts), each store's first put, the task's stream time, and the running max of the fix's
+    clock-advancing records."""
     side, ts, put = F.col("side"), F.col("ts"), F.col("clock_put")
 
     def of_store(side_id):
         return put & (side == side_id)
 
-    frame = frame.select(
-        "*",
-        F.max(F.when(of_store(LEFT), ts)).over(before).alias("c_left"),
-        F.max(F.when(of_store(RIGHT), ts)).over(before).alias("c_right"),
-        F.first(F.when(of_store(LEFT), ts), ignorenulls=True).over(before).alias("first_left"),
-        F.first(F.when(of_store(RIGHT), ts), ignorenulls=True).over(before).alias("first_right"),
-        F.max(ts).over(up_to).alias("task_time"),
-        F.max(F.when(F.col("adv"), ts)).over(before).alias("adv_max"),
-    )
+    frame = running(frame, [
+        Running("c_left", MAX, F.when(of_store(LEFT), ts)),
+        Running("c_right", MAX, F.when(of_store(RIGHT), ts)),
+        Running("first_left", FIRST, F.when(of_store(LEFT), ts)),
+        Running("first_right", FIRST, F.when(of_store(RIGHT), ts)),
+        Running("task_time", MAX, ts, inclusive=True),
+        Running("adv_max", MAX, F.when(F.col("adv"), ts)),
+    ], ORDER, block_size)
     if not needs.task_time_clock:
         return frame.select("*", F.lit(None).cast("bigint").alias("t_left"), F.lit(None).cast("bigint").alias("t_right"))
     # 2.1 (before KAFKA-7895) a RocksDB store expired by the task's stream time at its last put
-    return frame.select(
-        "*",
-        F.max(F.when(of_store(LEFT), F.col("task_time"))).over(before).alias("t_left"),
-        F.max(F.when(of_store(RIGHT), F.col("task_time"))).over(before).alias("t_right"),
-    )
+    return running(frame, [
+        Running("t_left", MAX, F.when(of_store(LEFT), F.col("task_time"))),
+        Running("t_right", MAX, F.when(of_store(RIGHT), F.col("task_time"))),
+    ], ORDER, block_size)
 
 
 def _visible_from():
@@ -194,9 +189,9 @@ def _visible_from():
             .otherwise(F.greatest(newest_segments, segment_of("_first_put") * segment)))
 
 
-def _records(frame, needs: Features):
+def _records(frame, needs: Features, block_size=None):
     """One row per record: the rules above plus lookup range, bucket, expired put, clock row."""
-    frame = _clocks(_per_record(frame), needs)
+    frame = _clocks(_per_record(frame), needs, block_size)
     left = F.col("side") == LEFT
     ts, retention = F.col("ts"), F.col("retention")
     other_clock = F.when(left, F.col("c_right")).otherwise(F.col("c_left"))
@@ -312,7 +307,7 @@ def stream_stream_join(frame, features=None):
     needs = getattr(features, "stream_stream", None) or Features()
     # read by several branches: computed once, in the runner's job (lazy local checkpoints, whose
     # blocks are freed with their frames)
-    records = _records(frame, needs).localCheckpoint(eager=False)
+    records = _records(frame, needs, getattr(features, "task_scan_block", None)).localCheckpoint(eager=False)
     matches = _matches(records)
     if needs.spurious_result_fix:
         matches = matches.localCheckpoint(eager=False)
