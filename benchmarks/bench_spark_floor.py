@@ -33,19 +33,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_spark import KEYS, generate  # noqa: E402  (the same generated file as bench_spark.py)
 
 
-def _partition_keys(spark, partitions):
-    """For each partition p a long that Spark's hash partitioning sends to p (as the replay does)."""
-    from pyspark.sql import functions as F
-
-    found = {}
-    for row in spark.range(0, 64 * partitions).select("id", F.pmod(F.hash("id"), F.lit(partitions)).alias("p")).collect():
-        found.setdefault(row["p"], row["id"])
-    return [found[p] for p in range(partitions)]
-
-
 def steps(spark, path, records, out):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+
+    from spark_backend.replay import _partition_keys as partition_keys  # the replay's range partitioning
 
     def rows():
         return spark.read.parquet(path).select(
@@ -66,7 +58,7 @@ def steps(spark, path, records, out):
 
     def ordered_write():
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-        keys = _partition_keys(spark, partitions)
+        keys = partition_keys(spark, partitions)
         bucket = F.least((F.col("idx") * partitions / F.lit(records)).cast("int"), F.lit(partitions - 1))
         key = F.element_at(F.array(*[F.lit(k).cast("bigint") for k in keys]), bucket + 1)
         joined(rows()).repartition(partitions, key).sortWithinPartitions("idx").drop("idx") \

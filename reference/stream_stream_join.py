@@ -297,23 +297,17 @@ class _JoinSide:
             tracker.min_time = entry_ts  # overwritten by every entry visited (KAFKA-15417 quirk)
             if left_open and right_open:
                 break
-            if store_key[1] == LEFT_SIDE:
-                if entry_ts + self.window_after + grace >= stream_time:
-                    left_open = True
-                    if right_open and len(values) > 1:
-                        break  # see below
-                    continue
-                self._flush(store_key, values, stream_time, self.window_after, "after", ctx)
-            else:
-                if entry_ts + self.window_before + grace >= stream_time:
-                    right_open = True
-                    # ListValueStore's iterator yields each value of an entry on its own: when
-                    # this open entry made both sides open and holds more values, its second
-                    # value is visited next (minTime = this ts) and the loop stops there
-                    if left_open and len(values) > 1:
-                        break
-                    continue
-                self._flush(store_key, values, stream_time, self.window_before, "before", ctx)
+            left = store_key[1] == LEFT_SIDE
+            lookback = self.window_after if left else self.window_before
+            if entry_ts + lookback + grace >= stream_time:
+                left_open, right_open = left_open or left, right_open or not left
+                # ListValueStore's iterator yields each value of an entry on its own: when this
+                # open entry made both sides open and holds more values, its second value is
+                # visited next (minTime = this ts) and the loop stops there
+                if left_open and right_open and len(values) > 1:
+                    break
+                continue
+            self._flush(store_key, values, stream_time, lookback, "after" if left else "before", ctx)
             done.append(store_key)
         self.outer_store.delete_entries(done)
 
