@@ -20,11 +20,11 @@ import resource
 import sys
 import time
 
-from reference.engine import run_records
-from reference.profiles import profile_for
-from reference.records import InputRecord
-from reference.scenario import RunConfig
-from reference.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
+from reference.runtime.engine import run_records
+from reference.model.profiles import profile_for
+from reference.model.records import InputRecord
+from reference.model.scenario import RunConfig
+from reference.model.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
                                 TableTableJoinSpec)
 
 

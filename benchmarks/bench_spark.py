@@ -4,9 +4,9 @@ For each join and size (default 1M and 10M records over 10k keys) the script wri
 record file (``topic, partition, offset, ts, key, value``, keys and values as JSON text) with
 Spark, outside the timings, then times:
 
-- Spark: ``spark_backend.replay.replay`` end to end: read the Parquet file, run the join, write
+- Spark: ``spark_backend.runtime.replay.replay`` end to end: read the Parquet file, run the join, write
   the outputs as Parquet (on ``local[2]`` unless ``--master`` says otherwise);
-- reference: the same file read as a stream (``reference.record_files.iter_record_files``) through
+- reference: the same file read as a stream (``reference.model.record_files.iter_record_files``) through
   the reference engine, outputs counted (``--skip-reference-above N`` skips its long runs).
 
 Both run ``as_listed`` (file order: the generators emit records in timestamp order).
@@ -22,9 +22,9 @@ import sys
 import tempfile
 import time
 
-from reference.engine import run_records
-from reference.record_files import iter_record_files
-from reference.scenario import scenario_from_dict
+from reference.runtime.engine import run_records
+from reference.model.record_files import iter_record_files
+from reference.model.scenario import scenario_from_dict
 
 KEYS = 10_000
 
@@ -71,7 +71,7 @@ def scenario_for(join):
 
 
 def time_spark(spark, scenario, path, out):
-    from spark_backend.replay import replay
+    from spark_backend.runtime.replay import replay
 
     started = time.perf_counter()
     replay(scenario, [path], out, "parquet", spark=spark)

@@ -37,7 +37,7 @@ def steps(spark, path, records, out):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from spark_backend.replay import _partition_keys as partition_keys  # the replay's range partitioning
+    from spark_backend.runtime.replay import _partition_keys as partition_keys  # the replay's range partitioning
 
     def rows():
         return spark.read.parquet(path).select(

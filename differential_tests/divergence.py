@@ -11,8 +11,8 @@ from typing import Optional
 
 import attrs
 
-from reference.compare import canonical
-from reference.records import NO_OLD_VALUE
+from reference.model.compare import canonical
+from reference.model.records import NO_OLD_VALUE
 
 
 @attrs.frozen

@@ -11,9 +11,9 @@ from typing import List, Optional
 
 import attrs
 
-from reference.errors import KssimError, UnsupportedOperator
-from reference.profiles import DEFAULT_RELEASE, profile_for
-from reference.scenario import scenario_from_dict
+from reference.model.errors import KssimError, UnsupportedOperator
+from reference.model.profiles import DEFAULT_RELEASE, profile_for
+from reference.model.scenario import scenario_from_dict
 
 ENGINES = ("reference", "spark")
 
@@ -65,7 +65,7 @@ def run_batch(config: EngineConfig, docs: List[dict], explain: bool = False) -> 
 
 
 def _run_reference(scenario, explain):
-    from reference.engine import run_scenario
+    from reference.runtime.engine import run_scenario
 
     try:
         result = run_scenario(scenario, explain=explain)
@@ -75,7 +75,7 @@ def _run_reference(scenario, explain):
 
 
 def _run_spark(scenarios):
-    from spark_backend.runner import run_scenarios
+    from spark_backend.runtime.runner import run_scenarios
 
     results = []
     for res in run_scenarios(scenarios):

@@ -11,13 +11,13 @@ from typing import List, Optional
 import attrs
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 
-from reference.explain import show
-from reference.profiles import rule_changes
+from reference.model.render import show
+from reference.model.profiles import rule_changes
 
-from .divergence import Divergence, first_divergence
-from .engines import EngineConfig, at_release, run_batch
-from .shrink import shrink
-from .strategies import OPERATORS, scenarios
+from differential_tests.divergence import Divergence, first_divergence
+from differential_tests.engines import EngineConfig, at_release, run_batch
+from differential_tests.shrink import shrink
+from differential_tests.strategies import OPERATORS, scenarios
 
 
 def draw_cases(operator: str, profiles, count: int, seed: int) -> List[dict]:
@@ -150,7 +150,7 @@ def write_regression(finding: Finding, a: EngineConfig, b: EngineConfig, out_dir
 
 
 def _as_expected(rec) -> dict:
-    from reference.records import NO_OLD_VALUE
+    from reference.model.records import NO_OLD_VALUE
 
     out = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value, "ts": rec.ts,
            "after_input": rec.input_index}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hypothesis import assume, strategies as st
 
-from reference.errors import KssimError
-from reference.scenario import scenario_from_dict
+from reference.model.errors import KssimError
+from reference.model.scenario import scenario_from_dict
 
 KEYS = ("k1", "k2", "k3")
 OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join")

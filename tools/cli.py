@@ -11,12 +11,12 @@ import os
 import sys
 import time
 
-from reference.compare import check_failure, compare_outputs, fmt_record
-from reference.engine import run_scenario
-from reference.errors import KssimError, ScenarioError, UnsupportedOperator
-from reference.explain import show
-from reference.records import NO_OLD_VALUE
-from reference.scenario import find_scenario_files, load_scenario
+from reference.model.compare import check_failure, compare_outputs, fmt_record
+from reference.runtime.engine import run_scenario
+from reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
+from reference.model.render import show
+from reference.model.records import NO_OLD_VALUE
+from reference.model.scenario import find_scenario_files, load_scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -64,7 +64,7 @@ def run_engine(scenarios, engine: str, explain: bool = False, master=None):
                 out.append(exc)
         return out
     if engine == "spark":
-        from spark_backend.runner import run_scenarios
+        from spark_backend.runtime.runner import run_scenarios
         from spark_backend.session import get_spark
 
         return run_scenarios(list(scenarios), spark=get_spark(master))
@@ -211,7 +211,7 @@ def cmd_replay(args) -> int:
     """Replay captured record files through a topology file's topology on either engine."""
     import attrs
 
-    from reference.scenario import load_topology_file
+    from reference.model.scenario import load_topology_file
 
     base = load_topology_file(args.topology)
     # captured topics carry no cross-topic order: Kafka's timestamp synchronisation decides it
@@ -231,8 +231,8 @@ def cmd_replay(args) -> int:
 def _replay_reference(scenario, args):
     import attrs
 
-    from reference.record_files import output_row, read_record_files, write_rows
-    from reference.topology import OPERATOR_INPUT_TOPICS
+    from reference.model.record_files import output_row, read_record_files, write_rows
+    from reference.model.topology import OPERATOR_INPUT_TOPICS
 
     inputs = read_record_files(args.input, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions,
                                offsets_matter=scenario.config.order == "timestamp_sync")
@@ -250,7 +250,7 @@ def _replay_spark(scenario, args):
     import shutil
     import tempfile
 
-    from spark_backend.replay import replay
+    from spark_backend.runtime.replay import replay
     from spark_backend.session import get_spark
 
     fmt = "parquet" if args.output.endswith(".parquet") else "jsonl"
@@ -299,7 +299,7 @@ def _join_parts(folder, output, fmt) -> None:
 
 def cmd_rules(args) -> int:
     """The semantics rules kssim models, per release; or what changes between two releases."""
-    from reference.profiles import RULES, profile_for, rule_changes
+    from reference.model.profiles import RULES, profile_for, rule_changes
 
     if args.releases:
         if len(args.releases) != 2:

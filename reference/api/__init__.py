@@ -18,16 +18,16 @@ mirrors. A topology is one join reading topics ``left`` and ``right`` and writin
 - options: :class:`JoinWindows`, :class:`Joined`, :class:`Materialized`, :class:`Stores`,
   :class:`ValueJoiner` (joiners are also Python callables or the names ``"pair"`` / ``"concat"``);
 - running: :class:`TopologyTestDriver`, :class:`TestInputTopic`, :class:`TestOutputTopic`,
-  :class:`TestRecord`, :class:`KeyValue`, through :class:`reference.engine.Engine`.
+  :class:`TestRecord`, :class:`KeyValue`, through :class:`reference.runtime.engine.Engine`.
 
-Topologies Kafka rejects raise :class:`reference.errors.TopologyError`; other misuse raises the
+Topologies Kafka rejects raise :class:`reference.model.errors.TopologyError`; other misuse raises the
 classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions.
 """
-from ..errors import KafkaWouldFail, TopologyError
-from .builder import KStream, KTable, StreamsBuilder, Topology
-from .driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
-from .errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
-from .options import JoinWindows, Joined, KeyValueBytesStoreSupplier, Materialized, Stores, ValueJoiner
+from reference.model.errors import KafkaWouldFail, TopologyError
+from reference.api.builder import KStream, KTable, StreamsBuilder, Topology
+from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
+from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
+from reference.api.options import JoinWindows, Joined, KeyValueBytesStoreSupplier, Materialized, Stores, ValueJoiner
 
 __all__ = [
     "StreamsBuilder", "KStream", "KTable", "Topology",

@@ -1,5 +1,5 @@
 """``StreamsBuilder``, ``KStream``, ``KTable`` and ``Topology``: Kafka Streams' DSL for the three
-joins kssim models, building exactly the specs a scenario file describes (:mod:`reference.topology`).
+joins kssim models, building exactly the specs a scenario file describes (:mod:`reference.model.topology`).
 
 A kssim topology is one join reading topics ``left`` and ``right`` and writing ``output``:
 
@@ -8,7 +8,7 @@ A kssim topology is one join reading topics ``left`` and ``right`` and writing `
 - ``builder.table("left").join / left_join / outer_join(builder.table("right"), joiner).to_stream().to("output")``
 
 Each join method checks its spec at once (as Kafka's DSL methods throw at the call) with
-:func:`reference.topology.check_topology` under the newest modelled release; ``build()`` checks the
+:func:`reference.model.topology.check_topology` under the newest modelled release; ``build()`` checks the
 shape (one join, its inputs, its sink); the driver re-checks the spec under its release.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import List, Optional
 
 import attrs
 
-from ..errors import TopologyError
-from ..topology import OPERATOR_INPUT_TOPICS, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
-from .options import JoinWindows, Joined, Materialized, check_with_newest_api, joiner_fields
+from reference.model.errors import TopologyError
+from reference.model.topology import OPERATOR_INPUT_TOPICS, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
+from reference.api.options import JoinWindows, Joined, Materialized, check_with_newest_api, joiner_fields
 
 OUTPUT_TOPIC = "output"
 _SPEC_TYPES = (StreamStreamJoinSpec, StreamTableJoinSpec, TableTableJoinSpec)
@@ -257,7 +257,7 @@ class Topology:
 
     def describe(self) -> str:
         """Python code that builds this topology with this API (``b`` is a StreamsBuilder)."""
-        from .export import describe_spec
+        from reference.api.export import describe_spec
 
         return describe_spec(self.spec)
 
@@ -271,7 +271,7 @@ class Topology:
         input index becomes ``after_input``). The document is checked by loading it back.
         Raises :class:`UnsavableTopologyError` when the joiner is a Python callable.
         """
-        from .export import scenario_document
+        from reference.api.export import scenario_document
 
         return scenario_document(self.spec, inputs, name=name, release=release, store=store,
                                  emit_interval_ms=emit_interval_ms, expected=expected, checkpoints=checkpoints,

@@ -8,7 +8,7 @@ of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that).
 
 Beyond Kafka's driver, it says why: every output record carries the index of the input that
 emitted it, ``drops()`` lists the inputs dropped or ignored with a reason code, and with
-``explain=True`` records and drops carry a :class:`reference.explain.Why`.
+``explain=True`` records and drops carry a :class:`reference.runtime.explain.Why`.
 """
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ from typing import List, NamedTuple, Optional
 
 import attrs
 
-from ..engine import Engine
-from ..errors import KafkaWouldFail
-from ..profiles import DEFAULT_RELEASE, profile_for
-from ..records import NO_OLD_VALUE, Drop, InputRecord
-from ..scenario import OUTPUT_TOPIC, STORES, RunConfig
-from ..topology import check_topology
-from .builder import Topology
-from .errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
-from .options import to_millis
+from reference.runtime.engine import Engine
+from reference.model.errors import KafkaWouldFail
+from reference.model.profiles import DEFAULT_RELEASE, profile_for
+from reference.model.records import NO_OLD_VALUE, Drop, InputRecord
+from reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
+from reference.model.topology import check_topology
+from reference.api.builder import Topology
+from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
+from reference.api.options import to_millis
 
 
 class KeyValue(NamedTuple):
@@ -59,8 +59,8 @@ class TopologyTestDriver:
     with ``store`` ("rocksdb", Kafka's default, or "in_memory") for every store.
 
     Creating it checks the topology under ``release`` (an API the release does not have, a grace
-    period on an unversioned table...: :class:`reference.errors.TopologyError`). A record on which
-    real Kafka Streams would die raises :class:`reference.errors.KafkaWouldFail` from
+    period on an unversioned table...: :class:`reference.model.errors.TopologyError`). A record on which
+    real Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` from
     ``pipe_input``; the driver is unusable afterwards, as Kafka's task is.
     """
 
@@ -120,7 +120,7 @@ class TopologyTestDriver:
 
     def drops(self) -> List[Drop]:
         """The input records dropped or ignored so far (wholly or in part), in input order: each a
-        :class:`reference.records.Drop` with ``input_index``, a ``reason`` code and ``why``."""
+        :class:`reference.model.records.Drop` with ``input_index``, a ``reason`` code and ``why``."""
         self._drops.extend(self._engine.drain_drops())
         return list(self._drops)
 

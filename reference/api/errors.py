@@ -1,12 +1,12 @@
 """Errors of the Python API that have no topology rule behind them.
 
-Topologies Kafka Streams rejects raise :class:`reference.errors.TopologyError` (the rules live in
-:func:`reference.topology.check_topology`). The classes here mirror the Java exceptions Kafka's
+Topologies Kafka Streams rejects raise :class:`reference.model.errors.TopologyError` (the rules live in
+:func:`reference.model.topology.check_topology`). The classes here mirror the Java exceptions Kafka's
 API throws for everything else, so a user sees the same failure in the same place.
 """
 from __future__ import annotations
 
-from ..errors import KssimError
+from reference.model.errors import KssimError
 
 
 class IllegalArgumentError(KssimError, ValueError):

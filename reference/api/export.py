@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 
-from ..profiles import DEFAULT_RELEASE
-from ..records import NO_OLD_VALUE, InputRecord, OutputRecord
-from ..scenario import FORMAT, OUTPUT_TOPIC, scenario_from_dict
-from ..topology import StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
-from .driver import TestRecord
-from .errors import IllegalArgumentError, UnsavableTopologyError
+from reference.model.profiles import DEFAULT_RELEASE
+from reference.model.records import NO_OLD_VALUE, InputRecord, OutputRecord
+from reference.model.scenario import FORMAT, OUTPUT_TOPIC, scenario_from_dict
+from reference.model.topology import StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
+from reference.api.driver import TestRecord
+from reference.api.errors import IllegalArgumentError, UnsavableTopologyError
 
 _STREAM_METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
 

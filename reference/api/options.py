@@ -2,10 +2,10 @@
 ``Stores`` and named ``ValueJoiner`` s.
 
 Each is a small frozen value that maps onto a field of the topology specs
-(:mod:`reference.topology`). Durations are milliseconds (``int``) or ``datetime.timedelta``.
+(:mod:`reference.model.topology`). Durations are milliseconds (``int``) or ``datetime.timedelta``.
 
 Validation is not repeated here: a ``JoinWindows`` is checked, when it is made, by
-:func:`reference.topology.check_topology` under the newest modelled release (whose API accepts
+:func:`reference.model.topology.check_topology` under the newest modelled release (whose API accepts
 everything an older one does); the driver checks the topology again under the release it models.
 Only what Kafka checks outside the topology rules lives here: ``grace()`` after an
 ``ofTimeDifference*`` factory (``IllegalStateException``), a negative history retention
@@ -18,11 +18,11 @@ from typing import Optional
 
 import attrs
 
-from ..errors import TopologyError
-from ..joiners import make_joiner
-from ..profiles import RELEASE_LINES, profile_for
-from ..topology import JOINER_NAMES, JoinWindowSpec, StreamStreamJoinSpec, check_topology
-from .errors import IllegalArgumentError, IllegalStateError
+from reference.model.errors import TopologyError
+from reference.model.joiners import make_joiner
+from reference.model.profiles import RELEASE_LINES, profile_for
+from reference.model.topology import JOINER_NAMES, JoinWindowSpec, StreamStreamJoinSpec, check_topology
+from reference.api.errors import IllegalArgumentError, IllegalStateError
 
 _ONE_MS = datetime.timedelta(milliseconds=1)
 
@@ -183,7 +183,7 @@ class Joined:
     """Kafka's ``Joined`` for KStream-KTable joins; only the grace period (KIP-923, 3.6+) matters
     to the result. ``Joined.with_grace_period(ms)`` (or ``Joined.as_(name).with_grace_period(ms)``)
     buffers stream records for that long; the table must then be versioned with a history
-    retention of at least the grace period (checked by :func:`reference.topology.check_topology`).
+    retention of at least the grace period (checked by :func:`reference.model.topology.check_topology`).
     """
 
     grace_ms: Optional[int] = None

@@ -1,0 +1,143 @@
+"""KStream-KTable join (``KStreamKTableJoin`` / ``KStreamKTableJoinProcessor``): inner and left.
+
+Topic ``left`` is the stream, ``right`` the table. Rules, per release (profile rule in brackets):
+- Only stream records trigger; a table update is stored (:mod:`reference.joins.table_source`) and
+  produces nothing. Output key = stream key, output ts = the stream record's ts (every release;
+  KAFKA-6455 did not touch this operator).
+- Lookup: the table's current value; a versioned table (3.5+, ``versioned_tables``) answers
+  as of the stream record's ts (KIP-889 ``get(key, asOfTimestamp)``).
+- Inner emits only when the table has a value; left always emits, with null for a missing one.
+- Null key / null value [``kip77_join_semantics``, 0.10.2]: since KIP-77 a stream record with a
+  null key or a null value is dropped ("Skipping record due to null join key or value"). Before
+  (0.10.0/0.10.1, where only the left join exists) a null key is skipped and a null value is
+  joined like any other value. Since 3.7 [``null_key_outer_emit``, KIP-962] a left join emits a
+  null-key stream record with a non-null value at once, with a null key and a null table value.
+- Grace period (3.6+, KIP-923, :mod:`reference.stores.grace_buffer`): a stream record that is not late
+  is buffered and joined when the buffer's time passes its ts + grace; a late one is joined at
+  once; each joins as of its own ts against the table as it is at that moment. A 3.7+ left join
+  with a grace period dies on a null-key stream record: the buffer's put throws
+  ``NullPointerException("key cannot be null")`` (3.6 still dropped it).
+- Before 0.10.2 a null-key table record kills the application (see :mod:`reference.joins.table_source`).
+"""
+from __future__ import annotations
+
+from reference.runtime.explain import Stored, Why, show
+from reference.stores.grace_buffer import StreamTableGraceBuffer
+from reference.model.joiners import make_joiner
+from reference.joins.table_source import TableSource, make_store
+
+_REF = "KStreamKTableJoinProcessor"
+_NULL_KEY_BUFFER_FAILURE = (
+    "NullPointerException: key cannot be null (RocksDBTimeOrderedKeyValueBuffer.put): a stream-table "
+    "left join with a grace period passes null-key stream records to its buffer since KIP-962 (3.7)")
+_NULL_KEY_TABLE_FAILURE = (
+    "StreamsException: a null-key table record kills the application before 0.10.2 (0.10.1: 'Record key "
+    "for the source KTable from store name ... should not be null'; 0.10.0: the table store fails on flush)")
+
+
+def build(spec, profile, config, instance_state):
+    return StreamTableJoin(spec, profile)
+
+
+class StreamTableJoin:
+    """The stream-table join of one task: the table source, its store, the optional grace buffer."""
+
+    __slots__ = ("joiner", "left_join", "table", "store", "rows", "versioned", "buffer", "drop_null_values",
+                 "null_key_left_emit")
+
+    def __init__(self, spec, profile):
+        self.joiner = make_joiner(spec.joiner, spec.joiner_separator)
+        self.left_join = spec.join == "left"
+        store = make_store(spec.table)
+        self.table = TableSource("right", store, send_old_values=False,
+                                 emit_on_change=profile.ktable_emit_on_change,
+                                 null_key_fatal=not profile.kip77_join_semantics,
+                                 fatal_message=_NULL_KEY_TABLE_FAILURE)
+        self.store = store
+        self.versioned = store.versioned
+        self.rows = None if store.versioned else store.rows
+        self.buffer = StreamTableGraceBuffer(spec.grace_ms) if spec.grace_ms is not None else None
+        self.drop_null_values = profile.kip77_join_semantics
+        self.null_key_left_emit = self.left_join and profile.null_key_outer_emit
+
+    def process(self, topic, key, value, ts, ctx):
+        if topic != "left":
+            self.table.update(key, value, ts, ctx)
+            return
+        if (key is None or value is None) and not self._survives_null_check(key, value, ts, ctx):
+            return
+        buffer = self.buffer
+        if buffer is None:
+            self._join(key, value, ts, ctx.input_index, ctx, None)
+        else:
+            self._buffer_then_join(buffer, key, value, ts, ctx)
+
+    def _join(self, key, value, ts, input_index, ctx, via):
+        if key is None:
+            row = None
+        elif self.versioned:
+            row = self.store.get_as_of(key, ts)
+        else:
+            row = self.rows.get(key)
+        if row is None:
+            if not self.left_join:
+                return
+            out = self.joiner(value, None)
+        else:
+            out = self.joiner(value, row[0])
+        ctx.emit(key, out, ts, self._why_join(key, value, ts, input_index, row, via) if ctx.explain else None)
+
+    def _survives_null_check(self, key, value, ts, ctx) -> bool:
+        if key is None:
+            if value is not None and self.null_key_left_emit:
+                return True  # KIP-962: joined with a null table value, key stays null
+            reason, text = "null_key", f"stream record null:{show(value)}@{ts} has a null key: dropped"
+        elif not self.drop_null_values:
+            return True  # before KIP-77 a null stream value is handed to the joiner
+        else:
+            reason, text = "null_value", f"stream record {show(key)}:null@{ts} has a null value: dropped"
+        why = None
+        if ctx.explain:
+            why = Why(reason, text + " ('Skipping record due to null join key or value')", ref=f"{_REF}, KIP-77")
+        ctx.drop(reason, why)
+        return False
+
+    def _buffer_then_join(self, buffer, key, value, ts, ctx):
+        if key is None:
+            ctx.fail(_NULL_KEY_BUFFER_FAILURE)
+        observed = buffer.observed_stream_time
+        if not buffer.put(key, value, ts, ctx.input_index):
+            self._join(key, value, ts, ctx.input_index, ctx, ("late", observed))
+            return
+        for b_key, b_value, b_ts, b_index in buffer.evict():
+            self._join(b_key, b_value, b_ts, b_index, ctx, ("evicted", buffer.observed_stream_time))
+
+    # --- explanations (only built when ctx.explain) --------------------------------------------
+    def _why_join(self, key, value, ts, input_index, row, via):
+        stream = f"stream {show(key)}:{show(value)}@{ts}"
+        if input_index != -1:
+            stream += f" (input {input_index})"
+        lookup = f"as of {ts} in the versioned table" if self.versioned else "current table value"
+        kind = "left" if self.left_join else "inner"
+        if row is None and key is None:
+            rule = "null_key_left_emit"
+            text = f"left join: {stream} has a null key: joined with null at once, output key null (KIP-962)"
+        elif row is None:
+            rule = "left_no_match"
+            text = f"left join: {stream} found no table value for {show(key)} ({lookup}): joined with null"
+        else:
+            rule = kind + "_match"
+            text = f"{kind} join: {stream} joined with table {show(key)}:{show(row[0])}@{row[1]} ({lookup})"
+        joined = () if row is None else (Stored("right", key, row[0], row[1], row[2]),)
+        if via is not None:
+            grace = self.buffer.grace_ms
+            how, observed = via
+            if how == "late":
+                rule = "late_" + rule
+                text = (f"late for the grace buffer: buffer time {observed} - grace {grace} = {observed - grace} "
+                        f"> {ts}, joined at once; " + text)
+            else:
+                rule = "buffered_" + rule
+                text = (f"released by the grace buffer: ts {ts} <= buffer time {observed} - grace {grace} = "
+                        f"{observed - grace}; " + text)
+        return Why(rule, text + "; output ts = stream ts", joined, ref=_REF + (", KIP-923" if via else ""))

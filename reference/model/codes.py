@@ -1,0 +1,94 @@
+"""Closed sets of outcomes every engine reports: why an input was dropped, why Kafka would fail.
+
+Each member carries a stable ``code`` (what ``--drops``, replay drop files and scenario files
+say), ``mirrors`` (the Kafka log line, metric or behaviour it stands for, so a user can match it
+with what production shows) and ``message`` (one sentence for people). Both engines emit these
+members and nothing else, so a scenario's ``expected_failure.message_contains`` means the same on
+each, and ``kssim difftest`` compares codes, not free text. The per-record explanation with its
+numbers is the reference's :class:`reference.runtime.explain.Why`, separate from the code.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class DropReason(enum.Enum):
+    """Why an input record was dropped or ignored (entirely, or by one processor)."""
+
+    #: A null key reaches a processor that skips it (KStreamJoinWindow, KTableSource since 0.10.2,
+    #: the stream side of a stream-table join, a table-table join).
+    NULL_KEY = ("null_key", "log 'Skipping record due to null key' + dropped-records metric",
+                "null key: skipped, not joined and not stored")
+    #: A null value where a join drops it (KIP-77, 0.10.2+: stream-stream and stream-table joins).
+    NULL_VALUE = ("null_value", "log 'Skipping record due to null key or value' + dropped-records metric",
+                  "null value: dropped by the join, not stored")
+    #: A window-store put for a segment that has already expired (the record was still joined).
+    EXPIRED_WINDOW_PUT = ("expired_window_put", "log 'Skipping record for expired segment.' + dropped-records metric",
+                          "window store put into an expired segment: joined, but not stored")
+    #: A versioned-store put older than history retention (KIP-889): not stored, not forwarded.
+    EXPIRED_VERSIONED_PUT = ("expired_versioned_put", "log 'Skipping record for expired put.' + dropped-records metric",
+                             "versioned store put older than the history retention: not stored")
+    #: A table-table join drops an update that is not the latest version of its key (KIP-914).
+    OUT_OF_ORDER_VERSIONED_UPDATE = (
+        "out_of_order_versioned_update",
+        "log 'Skipping out-of-order record from versioned table while performing table-table join.' "
+        "+ dropped-records metric",
+        "out-of-order update of a versioned table: not the latest version, ignored by the join")
+    #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
+    IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
+                         "idempotent update: equal to the stored value, not forwarded")
+
+    def __init__(self, code: str, mirrors: str, message: str):
+        self.code = code
+        self.mirrors = mirrors
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.code
+
+    @classmethod
+    def from_code(cls, code: str) -> "DropReason":
+        """The member whose ``code`` is ``code`` (ValueError for an unknown code)."""
+        try:
+            return _DROPS_BY_CODE[code]
+        except KeyError:
+            raise ValueError(f"unknown drop reason {code!r} (known: {', '.join(_DROPS_BY_CODE)})") from None
+
+
+class FailureCode(enum.Enum):
+    """Why real Kafka Streams would die while processing an input (an exception escapes a processor)."""
+
+    #: 0.10.0's one-sided left join reaches KStreamKStreamJoin with a null key, which throws.
+    STREAM_JOIN_NULL_KEY = (
+        "stream_join_null_key", "StreamsException thrown by KStreamKStreamJoin",
+        "StreamsException: Record key for KStream-KStream join operator with other window state store "
+        "should not be null")
+    #: Before 0.10.2 a null-key table record has no null check in KTableSource: the application dies.
+    TABLE_SOURCE_NULL_KEY = (
+        "table_source_null_key", "StreamsException thrown by the KTable source or its store",
+        "StreamsException: Record key for the source KTable should not be null (a null-key table record kills "
+        "the application before 0.10.2; 0.10.0: the table store fails on flush)")
+    #: 3.7+ stream-table left join with a grace period: a null-key record reaches the grace buffer.
+    GRACE_BUFFER_NULL_KEY = (
+        "grace_buffer_null_key", "NullPointerException thrown by RocksDBTimeOrderedKeyValueBuffer.put",
+        "NullPointerException: key cannot be null (RocksDBTimeOrderedKeyValueBuffer.put): a stream-table "
+        "left join with a grace period puts the null-key record into its buffer")
+
+    def __init__(self, code: str, mirrors: str, message: str):
+        self.code = code
+        self.mirrors = mirrors
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.code
+
+    @classmethod
+    def from_code(cls, code: str) -> "FailureCode":
+        try:
+            return _FAILURES_BY_CODE[code]
+        except KeyError:
+            raise ValueError(f"unknown failure code {code!r} (known: {', '.join(_FAILURES_BY_CODE)})") from None
+
+
+_DROPS_BY_CODE = {member.code: member for member in DropReason}
+_FAILURES_BY_CODE = {member.code: member for member in FailureCode}

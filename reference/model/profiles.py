@@ -1,0 +1,230 @@
+"""Semantics profiles: every observable rule that changed between Kafka Streams releases.
+
+This module is the one place that says which release brought (or removed) which rule. Operators
+read a :class:`Profile` by rule name (``profile.kip77_join_semantics``) and never compare version
+numbers themselves.
+
+Releases are written "MAJOR.MINOR" (``"2.4"``, ``"3.9"``), "0.10.MINOR" for the 0.10 line
+(``"0.10.0"``), optionally with a patch level (``"3.4.1"``, ``"2.6.2"``) where a rule changed in a
+bug-fix release. A release between two modelled ones takes the older one's rules (``"3.3"`` has
+the rules of 3.2); an unknown or future release is an error.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import attrs
+
+from reference.model.errors import KssimError
+
+Version = Tuple[int, int, int]
+
+#: Release lines of Kafka Streams, oldest first. The newest is the default profile.
+RELEASE_LINES = (
+    "0.10.0", "0.10.1", "0.10.2", "0.11.0",
+    "1.0", "1.1",
+    "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
+    "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9",
+)
+DEFAULT_RELEASE = "3.9"
+
+
+@attrs.frozen
+class Rule:
+    """A behaviour that holds in the releases ``since <= v < until`` (``until`` None: still holds).
+
+    ``ref`` names the KIP, JIRA or Kafka class the rule comes from; ``doc`` says what it does.
+    ``also`` lists further (since, until) intervals, for rules that came and went in patch releases.
+    """
+
+    name: str
+    since: str
+    ref: str
+    doc: str
+    until: Optional[str] = None
+    also: tuple = ()
+
+
+RULES = (
+    # --- null handling and table-table rules -----------------------------------------------
+    Rule("kip77_join_semantics", "0.10.2", "KIP-77 (KAFKA-4001)",
+         "stream-stream and stream-table joins drop null values as well as null keys; table-table joins "
+         "get their inner/left/outer rules incl. the unnecessary-tombstone suppression"),
+    Rule("ktable_emit_on_change", "2.6.0", "KIP-557 (removed by KAFKA-12508)",
+         "KTableSource drops idempotent updates and tombstones for absent keys",
+         until="2.6.2", also=(("2.7.0", "2.7.1"),)),
+    # --- windows and timestamps ---------------------------------------------------------------
+    Rule("join_window_grace", "2.1", "KIP-328",
+         "JoinWindows#grace exists; JoinWindows.of defaults to grace = max(24h - window size, 0) "
+         "(before: retention = max(1 day until(), window size))"),
+    Rule("output_ts_max", "2.3", "KAFKA-6455",
+         "join results carry max(this.ts, other.ts) instead of the triggering record's ts"),
+    Rule("time_difference_windows", "3.1", "KIP-633, KAFKA-10847",
+         "JoinWindows.ofTimeDifference* exist and turn on the spurious left/outer result fix"),
+    Rule("outer_scan_early_exit_before_bound", "3.1.1", "KAFKA-13721", until="3.8",
+         doc="the outer-join emission scan's early exit uses the processor's before bound"),
+    Rule("window_fetch_hides_expired", "3.4", "KAFKA-12960",
+         "window-store fetches hide records older than the store's retention (RocksDB too)"),
+    Rule("stream_time_tracker_per_task", "3.4.1", "KAFKA-14862",
+         "the stream-stream join's shared clock is kept per task (before: one per instance)"),
+    Rule("versioned_tables", "3.5", "KIP-889, KIP-914",
+         "versioned KTables, as-of stream-table lookups, table-table joins drop !isLatest updates"),
+    Rule("emit_throttle_from_now", "3.5", "KAFKA-13817",
+         "the outer-join emit throttle is re-armed from the wall clock, not its previous value"),
+    Rule("stream_table_grace", "3.6", "KIP-923",
+         "stream-table joins may buffer stream records for a grace period (versioned tables)"),
+    Rule("null_key_outer_emit", "3.7", "KIP-962, KAFKA-12317",
+         "outer sides of stream-stream and stream-table left joins emit null-key records at once"),
+    Rule("stream_time_advanced_by_dropped", "3.7", "KIP-962",
+         "the stream-stream join clock is advanced by every record, dropped ones included"),
+    Rule("outer_scan_per_side_lookback", "3.8", "KAFKA-15417",
+         "per-side look-back in the emission scan, which continues past open entries"),
+    # --- stream-stream join topology and window stores ----------------------------------------
+    Rule("right_join_swaps_window_bounds", "0.10.1", "KAFKA-4153",
+         "the right join processor looks up [t - after, t + before] (before: [t - before, t + after])"),
+    Rule("stream_join_null_key_throws", "0.10.0", "KAFKA-3561", until="0.10.1",
+         doc="KStreamKStreamJoin throws on a null key (reachable by the one-sided pre-KIP-77 leftJoin)"),
+    Rule("stream_joined_store_suppliers", "2.4", "KIP-479 (KAFKA-8558)",
+         "StreamJoined lets a stream-stream join use in-memory window stores"),
+    Rule("rocksdb_segments_by_retention", "2.1", "KAFKA-7072",
+         "window-store segments live while >= segmentId(clock - retention) (before: the 3 newest segments)"),
+    Rule("window_store_own_clock", "2.2", "KAFKA-7895",
+         "a RocksDB window store expires by its own max put ts (2.1: by the task's stream time)"),
+    Rule("rocksdb_null_window_put_skipped", "2.5.1", "KAFKA-9921",
+         "a null-value put on a duplicate-retaining RocksDB window store is a no-op (before: it advanced the store clock)"),
+    Rule("rocksdb_fetch_from_first_segment", "0.10.2", "Segments#minSegmentId (fixed by KAFKA-4851)", until="0.11.0",
+         doc="window-store fetches skip segments older than the first segment ever created"),
+    # --- processing order (timestamp synchronisation across partitions) -----------------------
+    Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
+         doc="a task picks the partition with the smallest monotone max of head timestamps"),
+    Rule("partition_choice_raw_head", "2.4", "PartitionGroup",
+         "a task picks the partition with the smallest raw head-record timestamp"),
+)
+RULES_BY_NAME = {rule.name: rule for rule in RULES}
+
+
+# --- release-dependent constants -----------------------------------------------------------
+# Numbers the DSL derives from a release's defaults live here, next to the rules, so that every
+# engine, the loader's checks and the API read one definition.
+
+#: ``Windows.DEFAULT_MAINTAIN_DURATION`` (retention of a legacy ``JoinWindows`` before KIP-328) and,
+#: from 2.1, the 24 hours ``JoinWindows.of`` subtracts the window size from for its default grace.
+DEFAULT_WINDOW_RETENTION_MS = 24 * 60 * 60 * 1000
+
+
+@attrs.frozen
+class JoinWindowStores:
+    """What a ``JoinWindows`` gives the stream-stream join's window stores in a release.
+
+    ``grace_ms``: the grace period in force; ``retention_ms``: the stores' retention (window
+    size + grace, or ``maintainMs`` before KIP-328); ``default_grace``: the grace is the
+    release's default, not the user's."""
+
+    grace_ms: int
+    retention_ms: int
+    default_grace: bool
+
+
+def join_window_stores(profile: "Profile", before_ms: int, after_ms: int, grace_ms: Optional[int],
+                       time_difference: bool) -> JoinWindowStores:
+    """Grace and retention of a stream-stream join's stores [join_window_grace, KIP-328].
+
+    ``ofTimeDifference*`` (3.1+) always has an explicit grace. Legacy ``JoinWindows.of``: before 2.1
+    the stores keep ``maintainMs`` = 1 day (a window that does not fit is rejected by
+    ``reference.model.topology.check_topology``), so the effective grace is 1 day minus the size;
+    from 2.1 a missing grace defaults to ``max(1 day - size, 0)``."""
+    size = before_ms + after_ms
+    if time_difference or (grace_ms is not None and profile.join_window_grace):
+        return JoinWindowStores(grace_ms, size + grace_ms, False)
+    grace = DEFAULT_WINDOW_RETENTION_MS - size
+    if profile.join_window_grace:
+        grace = max(grace, 0)
+    return JoinWindowStores(grace, size + grace, True)
+
+
+def parse_release(text) -> Version:
+    """``"3.9"`` -> (3, 9, 0); ``"0.10.2"`` -> (0, 10, 2); ``"3.4.1"`` -> (3, 4, 1)."""
+    if not isinstance(text, str):
+        raise KssimError(f"release must be a string like \"3.9\", got {text!r}")
+    parts = text.split(".")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        raise KssimError(f"release {text!r} is not a version like \"3.9\" or \"0.10.2\"") from None
+    if numbers and numbers[0] == 0:
+        if len(numbers) != 3:
+            raise KssimError(f"release {text!r}: 0.x releases are written with three parts, e.g. \"0.10.2\"")
+        return tuple(numbers)  # type: ignore[return-value]
+    if len(numbers) not in (2, 3):
+        raise KssimError(f"release {text!r} is not a version like \"3.9\" or \"3.4.1\"")
+    return (numbers[0], numbers[1], numbers[2] if len(numbers) == 3 else 0)
+
+
+def _line(version: Version) -> Version:
+    return version if version[0] == 0 else (version[0], version[1], 0)
+
+
+_LINES = tuple(parse_release(r) for r in RELEASE_LINES)
+
+
+def _holds(rule: Rule, v: Version) -> bool:
+    for since, until in ((rule.since, rule.until),) + tuple(rule.also):
+        if parse_release(since) <= v and (until is None or v < parse_release(until)):
+            return True
+    return False
+
+
+class Profile:
+    """The rules in force for one Kafka Streams release; read them as attributes by rule name."""
+
+    __slots__ = ("release", "version", "_rules")
+
+    def __init__(self, release: str):
+        version = parse_release(release)
+        if version[0] == 0 and version[1] == 10 and version[2] > 2:
+            raise KssimError(f"release {release!r} does not exist (the 0.10 line is 0.10.0 to 0.10.2)")
+        if _line(version) not in _LINES:
+            newest = RELEASE_LINES[-1]
+            if version > _LINES[-1]:
+                raise KssimError(f"release {release!r} is not modelled: the newest modelled release is {newest}")
+            raise KssimError(f"release {release!r} is not a Kafka Streams release kssim knows "
+                             f"({RELEASE_LINES[0]} to {newest})")
+        object.__setattr__(self, "release", release)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "_rules", {r.name: _holds(r, version) for r in RULES})
+
+    def __getattr__(self, name):
+        try:
+            return self._rules[name]
+        except KeyError:
+            raise AttributeError(f"no semantics rule named {name!r}") from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("profiles are immutable")
+
+    def at_least(self, release: str) -> bool:
+        """For documentation and validation only; operators use named rules."""
+        return self.version >= parse_release(release)
+
+    def active_rules(self):
+        return [r for r in RULES if self._rules[r.name]]
+
+    def __repr__(self):
+        return f"Profile({self.release!r})"
+
+    def __eq__(self, other):
+        # two releases with the same rules in force model the same behaviour
+        return isinstance(other, Profile) and other._rules == self._rules
+
+    def __hash__(self):
+        return hash(frozenset(name for name, on in self._rules.items() if on))
+
+
+def profile_for(release: Optional[str]) -> Profile:
+    """The profile of ``release`` (None: the default, the newest modelled release)."""
+    return Profile(DEFAULT_RELEASE if release is None else release)
+
+
+def rule_changes(a: Profile, b: Profile):
+    """The rules whose value differs between two profiles: what an upgrade from a to b changes."""
+    return [r for r in RULES if getattr(a, r.name) != getattr(b, r.name)]

@@ -1,0 +1,70 @@
+"""The stream-side grace buffer of a stream-table join (KIP-923, Kafka 3.6+).
+
+Models ``RocksDBTimeOrderedKeyValueBuffer`` over ``RocksDBTimeOrderedKeyValueBytesStore`` as
+``KStreamKTableJoinProcessor`` uses it:
+- The buffer keeps its own observed stream time: the largest timestamp of the records it has
+  buffered (starts at -1). Late records and records dropped before the buffer do not advance it.
+- ``put``: a record is late when ``observed - grace > ts`` (strict, observed before this record);
+  a late record is not buffered (the join then joins it at once). Otherwise it is buffered and
+  the observed time becomes ``max(observed, ts)``.
+- ``evict``: after a put, every buffered record with ``ts <= observed - grace`` leaves the buffer
+  in store order: the store key is ``[ts: 8 bytes big-endian][serialized key][seqnum: 4 bytes]``
+  compared as unsigned bytes, so ties on ts go by the serialized key bytes (not by arrival),
+  then by the sequence number the buffer gives each put (``(seqnum + 1) & 0x7FFFFFFF``).
+- The store has infinite retention: nothing expires, and nothing is flushed at end of input.
+- A null key cannot be buffered: Kafka's put throws ``NullPointerException("key cannot be
+  null")`` (3.7+ left joins reach it, see :mod:`reference.joins.stream_table`).
+
+Key serialization (for tie order): :func:`reference.model.keys.serialized_key`.
+"""
+from __future__ import annotations
+
+from sortedcontainers import SortedList
+
+from reference.model.keys import serialized_key
+
+NO_TIMESTAMP = -1
+SEQNUM_MASK = 0x7FFFFFFF
+
+
+class StreamTableGraceBuffer:
+    """Time-ordered buffer of stream records, released once ``grace_ms`` of stream time passed."""
+
+    __slots__ = ("grace_ms", "observed_stream_time", "_seqnum", "_records")
+
+    def __init__(self, grace_ms: int):
+        self.grace_ms = grace_ms
+        self.observed_stream_time = NO_TIMESTAMP
+        self._seqnum = 0
+        # (ts, serialized key + seqnum, key, value, input_index): tuples compare on the first two
+        # fields only, since the second is unique per buffered record
+        self._records = SortedList()
+
+    def is_late(self, ts) -> bool:
+        return self.observed_stream_time - self.grace_ms > ts
+
+    def put(self, key, value, ts, input_index=-1) -> bool:
+        """Buffer a record; False (and nothing buffered) when it is late."""
+        if self.observed_stream_time - self.grace_ms > ts:
+            return False
+        self._seqnum = seqnum = (self._seqnum + 1) & SEQNUM_MASK
+        self._records.add((ts, serialized_key(key) + seqnum.to_bytes(4, "big"), key, value, input_index))
+        if ts > self.observed_stream_time:
+            self.observed_stream_time = ts
+        return True
+
+    def evict(self):
+        """Remove and return, in store order, the records with ``ts <= observed - grace``:
+        a list of ``(key, value, ts, input_index)``."""
+        records = self._records
+        if not records:
+            return ()
+        horizon = self.observed_stream_time - self.grace_ms
+        out = []
+        while records and records[0][0] <= horizon:
+            ts, _, key, value, input_index = records.pop(0)
+            out.append((key, value, ts, input_index))
+        return out
+
+    def __len__(self):
+        return len(self._records)

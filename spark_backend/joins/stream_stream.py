@@ -1,0 +1,320 @@
+"""KStream-KStream joins (inner, left, outer) for Kafka 0.10.0-3.9: set-based, except the
+outer-store replay of the 3.1+ spurious-result fix.
+
+Source: ``KStreamKStreamJoin`` (+ ``LeftSide`` / ``RightSide``), ``KStreamJoinWindow``,
+``KStreamImplJoin`` (``TimeTracker``), ``StreamStreamJoinUtil``, ``JoinWindows``, the window
+stores (``RocksDBWindowStore``, ``RocksDBSegmentedBytesStore``, ``Segments`` /
+``AbstractSegments``, ``InMemoryWindowStore``) at the release tags; digest:
+kafka-semantics-joins.md sections 1.3, 2, 5, 6. Per-scenario settings (windows, retention,
+release rules read by name): ``stream_stream_settings``.
+
+Every record of a task goes to the processor of its side (left bounds ``[t - before, t +
+after]``, right ``[t - after, t + before]``, swapped by KAFKA-4153 in 0.10.1; both clamped at 0),
+which forwards its results before ``KStreamJoinWindow`` puts the record into its side's window
+store. How each rule is computed ("window" = a running aggregate per (scenario, task) in processing
+order: a window function, or for a large ``as_listed`` replay ``prefix_scan``'s parallel blocks):
+
+- nulls, per record, no window: a null key never reaches a processor before 3.7 (``null_key``);
+  since KIP-77 (0.10.2) a null value is dropped too (``null_value``), before it is joined
+  (``joiner(null, ...)``) and never stored. Since KIP-962 (3.7) an outer processor emits a null-key
+  record with a value at once (null key, its ts). Before KIP-77 ``leftJoin`` had one processor:
+  left records look up the right store and are not stored, right records are only stored; in
+  0.10.0 a null left key reaches that processor, which throws: a failure.
+- window stores, windows: a store's clock before a record is the max ts of the earlier puts into
+  it (a null-value put counts in memory, and in RocksDB before KAFKA-9921 / 2.5.1); in 2.1
+  (before KAFKA-7895) RocksDB expired by the task's stream time at the store's last put, a
+  second window. A stored record R is visible to the fetch at position q iff it was put before q
+  and ``R.ts >= visibleFrom``, one threshold per lookup from the other store's clock C: in memory
+  and in RocksDB since KAFKA-12960 (3.4) ``C - retention + 1``; RocksDB 2.1-3.3 (segments live
+  while ``>= segmentId(C - retention)``, KAFKA-7072) ``segmentId(C - retention) * interval``;
+  before 2.1 (the three newest segments) ``(segmentId(C) - 2) * interval``, in 0.10.2 not below
+  the first segment the store created (``Segments#minSegmentId``). Visibility is monotone in C,
+  so one threshold is exact. A put the store rejects (in memory ``ts <= C - retention``; RocksDB
+  a segment no longer live) is an ``expired_window_put`` drop; the record was joined before.
+- matches, a range join: each lookup carries its time bucket ``ts div B`` (B is wider than any
+  lookup range of the scenario) and its range ``[max(max(0, t - joinBefore), visibleFrom),
+  max(0, t + joinAfter)]``; each stored record is exploded into the (at most two) buckets whose
+  lookups can reach it. A left outer hash join on (scenario, task, key, bucket, store side) with
+  ``R.position < q`` and the range gives every result (fetch order: ``R.ts``, then put order)
+  and one row per lookup that found nothing. Results carry ``max(t, R.ts)`` since KAFKA-6455
+  (2.3), the triggering ts before.
+- eager left/outer results (before 3.1, and ``JoinWindows.of`` since): an outer processor that
+  found nothing emits ``X-null`` at its ts at once.
+- the spurious-result fix (3.1+, ``ofTimeDifference*``, left/outer joins): truly sequential per
+  tracker (see ``stream_stream_outer``), so the shared stream time, outer store and emission scan
+  are replayed by a ``mapInArrow`` over each tracker's rows in processing order (per task since
+  KAFKA-14862 / 3.4.1, per instance before), fed only the rows that matter, selected set-based:
+  clock rows (records at or above their task's running max of clock-advancing records, a
+  window: every record since KIP-962 / 3.7, non-dropped ones before), lookups of an outer
+  processor that found nothing, and matches that delete outer entries.
+
+Output order within one input (``f1``, ``f3``): scan flushes (0, walk rank), inner results
+(``1 + R.ts``, R's position), the immediate ``X-null`` (1, 0). The records frame and (with the
+fix) the matches are read by several branches, so each is materialized once (local checkpoints,
+freed with their frames).
+"""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
+from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
+from spark_backend.joins.stream_stream_outer import PASS_COLUMNS, replay_batches
+from spark_backend.joins.stream_stream_settings import Features
+
+#: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
+ORDER = ("g1", "g3", "g4")
+LEFT, RIGHT = 0, 1
+# how a store hides old records (see _visible_from)
+BY_CLOCK, BY_LIVE_SEGMENTS, BY_NEWEST_SEGMENTS, BY_NEWEST_SEGMENTS_FROM_FIRST = 0, 1, 2, 3
+#: segments a RocksDB window store keeps before KAFKA-7072 (2.1): ``Windows#segments``
+LEGACY_SEGMENTS = 3
+
+NULL_KEY_FAILURE = ("StreamsException: Record key for KStream-KStream join operator should not be null "
+                    "(0.10.0 leftJoin: left records reach KStreamKStreamJoin without KStreamJoinWindow's null-key check)")
+
+
+def _div(numerator: str, denominator: str):
+    """Java's long division (truncating towards zero, as Kafka's ``segmentId``) of two named
+    columns: Spark's integral ``div`` does the same."""
+    return F.expr(f"{numerator} div {denominator}")
+
+
+def _bounds(proc_is_left):
+    """(joinBefore, joinAfter) of a side's processor (KAFKA-4153 swapped the right one's)."""
+    before, after = F.col("ss_before"), F.col("ss_after")
+    plain = proc_is_left | ~F.col("ss_swap_bounds")
+    return F.when(plain, before).otherwise(after), F.when(plain, after).otherwise(before)
+
+
+def _per_record(frame):
+    """The rules that need no window, and each scenario's settings reduced to what later steps
+    read (a narrow frame: every window and exchange after this pays per column)."""
+    side, join, ts = F.col("side"), F.col("join"), F.col("ts")
+    left = side == LEFT
+    key_null, value_null = F.col("key").isNull(), F.col("value").isNull()
+    one_sided = F.col("ss_one_sided_left")
+    in_memory = F.col("ss_in_memory")
+    proc_outer = (left & join.isin("left", "outer")) | (~left & (join == "outer"))
+    fail = one_sided & F.col("ss_null_key_throws") & left & key_null
+    # KIP-962 (3.7): an outer processor forwards a null-key record with a value at once
+    emit_now = F.col("null_key_emit") & proc_outer & key_null & ~value_null
+    # before KIP-77 null values were joined, and leftJoin's right records never looked up
+    looks_up = ~key_null & (~F.col("kip77") | ~value_null) & ~(one_sided & ~left)
+    store_exists = ~(one_sided & left)
+    drop = (F.when(fail | emit_now, F.lit(None))
+            .when(key_null, F.lit("null_key"))
+            .when(F.col("kip77") & value_null, F.lit("null_value"))
+            # the one-sided leftJoin only stores right records: a null one is a no-op delete
+            .when(one_sided & ~left & value_null, F.lit("null_value")))
+    # KStreamJoinWindow puts every non-null key; a null value is a no-op delete that still moves
+    # an in-memory store's clock, and a RocksDB one's before KAFKA-9921 (2.5.1)
+    null_put_counts = in_memory | ~F.col("ss_null_put_skipped")
+    clock_put = store_exists & ~key_null & (~value_null | null_put_counts)
+    model = (F.when(in_memory | F.col("ss_hides_expired"), F.lit(BY_CLOCK))
+             .when(F.col("ss_by_retention"), F.lit(BY_LIVE_SEGMENTS))
+             .when(F.col("ss_first_segment"), F.lit(BY_NEWEST_SEGMENTS_FROM_FIRST))
+             .otherwise(F.lit(BY_NEWEST_SEGMENTS)))
+    join_before, join_after = _bounds(left)
+    # the bounds of the processor that looks up this record's store: the other side's
+    other_before, other_after = _bounds(~left)
+    before, after = F.col("ss_before"), F.col("ss_after")
+    fix = F.col("ss_fix")
+    replay_settings = F.when(fix, F.struct(
+        F.col("ss_per_task_clock").alias("per_task"), before.alias("ss_before"), after.alias("ss_after"),
+        F.col("ss_grace").alias("ss_grace"), F.col("ss_exit_before").alias("ss_exit_before"),
+        F.col("ss_per_side").alias("ss_per_side"), F.col("ss_emit_interval").alias("ss_emit_interval"),
+        F.col("ss_rearm_now").alias("ss_rearm_now")))
+    return frame.select(
+        "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
+        looks_up.alias("looks_up"), (store_exists & ~key_null & ~value_null).alias("stored"),
+        clock_put.alias("clock_put"), proc_outer.alias("proc_outer"), fail.alias("fail"),
+        emit_now.alias("emit_now"), drop.alias("drop"),
+        # the fix's shared stream time moves on every record since KIP-962, before on joined ones
+        (F.col("ss_clock_by_dropped") | looks_up).alias("adv"),
+        model.alias("model"),
+        (~in_memory & F.col("ss_by_retention") & ~F.col("ss_own_clock")).alias("task_time_clock"),
+        in_memory.alias("in_memory"), F.col("ss_retention").alias("retention"),
+        F.col("ss_segment").alias("segment"),
+        F.greatest(F.lit(0), ts - join_before).alias("time_from"),
+        F.greatest(F.lit(0), ts + join_after).alias("time_to"),
+        # B: wider than any lookup range, so a stored record is wanted by at most two buckets
+        (F.greatest(before, after, before + after, F.lit(0)) + 1).alias("width"),
+        # the other processor's lookups with t in [reach_lo, reach_hi] can find this record
+        # (max(0, t - joinBefore) <= ts <= max(0, t + joinAfter), ts >= 0)
+        F.when(ts > 0, F.greatest(F.lit(0), ts - other_after)).otherwise(F.lit(0)).alias("reach_lo"),
+        (ts + other_before).alias("reach_hi"),
+        F.col("ts_max"), fix.alias("fix"), (join == "outer").alias("outer_join"),
+        replay_settings.alias("replay"),
+    )
+
+
+def _clocks(frame, needs: Features, block_size=None):
+    """Running columns per (scenario, task) in processing order (``prefix_scan``: in parallel
+    blocks of positions when ``block_size`` is given): each store's clock before this record (its
+    max put ts), each store's first put, the task's stream time, and the running max of the fix's
+    clock-advancing records."""
+    side, ts, put = F.col("side"), F.col("ts"), F.col("clock_put")
+
+    def of_store(side_id):
+        return put & (side == side_id)
+
+    frame = running(frame, [
+        Running("c_left", MAX, F.when(of_store(LEFT), ts)),
+        Running("c_right", MAX, F.when(of_store(RIGHT), ts)),
+        Running("first_left", FIRST, F.when(of_store(LEFT), ts)),
+        Running("first_right", FIRST, F.when(of_store(RIGHT), ts)),
+        Running("task_time", MAX, ts, inclusive=True),
+        Running("adv_max", MAX, F.when(F.col("adv"), ts)),
+    ], ORDER, block_size)
+    if not needs.task_time_clock:
+        return frame.select("*", F.lit(None).cast("bigint").alias("t_left"), F.lit(None).cast("bigint").alias("t_right"))
+    # 2.1 (before KAFKA-7895) a RocksDB store expired by the task's stream time at its last put
+    return running(frame, [
+        Running("t_left", MAX, F.when(of_store(LEFT), F.col("task_time"))),
+        Running("t_right", MAX, F.when(of_store(RIGHT), F.col("task_time"))),
+    ], ORDER, block_size)
+
+
+def _visible_from():
+    """The smallest ts of the other store's records this row's fetch can still see (see the
+    module docstring), from that store's clock ``_clock``, its expiry point ``_live_from`` (clock
+    minus retention; 2.1: the task's stream time at its last put) and its first put ``_first_put``."""
+    retention, segment, model = F.col("retention"), F.col("segment"), F.col("model")
+    segment_of = lambda name: _div(name, "segment")  # noqa: E731
+    newest_segments = F.greatest(segment_of("_clock") - (LEGACY_SEGMENTS - 1), F.lit(0)) * segment
+    return (F.when(model == BY_CLOCK, F.col("_clock") - retention + 1)
+            .when(model == BY_LIVE_SEGMENTS, F.greatest(segment_of("_live_from"), F.lit(0)) * segment)
+            .when(model == BY_NEWEST_SEGMENTS, newest_segments)
+            .otherwise(F.greatest(newest_segments, segment_of("_first_put") * segment)))
+
+
+def _records(frame, needs: Features, block_size=None):
+    """One row per record: the rules above plus lookup range, bucket, expired put, clock row."""
+    frame = _clocks(_per_record(frame), needs, block_size)
+    left = F.col("side") == LEFT
+    ts, retention = F.col("ts"), F.col("retention")
+    other_clock = F.when(left, F.col("c_right")).otherwise(F.col("c_left"))
+    other_task_time = F.when(left, F.col("t_right")).otherwise(F.col("t_left"))
+    own_before = F.when(left, F.col("c_left")).otherwise(F.col("c_right"))
+    own_after = F.greatest(own_before, ts)
+    frame = frame.select(
+        "*",
+        other_clock.alias("_clock"),
+        (F.when(F.col("task_time_clock"), other_task_time).otherwise(other_clock) - retention).alias("_live_from"),
+        F.when(left, F.col("first_right")).otherwise(F.col("first_left")).alias("_first_put"),
+        own_before.alias("_own_before"), own_after.alias("_own_after"),
+        (F.when(F.col("task_time_clock"), F.col("task_time")).otherwise(own_after) - retention).alias("_own_live_from"),
+    )
+    segment_of = lambda name: _div(name, "segment")  # noqa: E731
+    model = F.col("model")
+    # a put the store rejects: in memory ts <= clock - retention; RocksDB: a segment no longer live
+    expired = F.col("stored") & (
+        F.when(F.col("in_memory"), ts <= F.col("_own_after") - retention)
+        .when(model.isin(BY_CLOCK, BY_LIVE_SEGMENTS), segment_of("ts") < segment_of("_own_live_from"))
+        .otherwise(F.col("_own_before").isNotNull()
+                   & (segment_of("ts") <= segment_of("_own_before") - LEGACY_SEGMENTS)))
+    reach = F.when(F.col("stored") & (F.col("reach_lo") <= F.col("reach_hi")),
+                   F.sequence(_div("reach_lo", "width"), _div("reach_hi", "width")))
+    # a clock row of the fix's replay: it may raise (or equal) the shared stream time
+    clock_row = F.col("adv") & (F.col("adv_max").isNull() | (ts >= F.col("adv_max")))
+    return frame.select(
+        "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
+        "looks_up", "proc_outer", "fail", "emit_now", "drop", expired.alias("expired"), "adv",
+        clock_row.alias("cand"),
+        F.greatest(F.col("time_from"), F.coalesce(_visible_from(), F.lit(0))).alias("lo"),
+        F.col("time_to").alias("hi"), _div("ts", "width").alias("bucket"), reach.alias("reach"),
+        "ts_max", "fix", "outer_join", "replay",
+    )
+
+
+def _matches(records):
+    """Every lookup with each record it finds, in fetch order (or one null row when none)."""
+    lookups = records.filter(F.col("looks_up")).select(
+        "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts", "lo", "hi",
+        "bucket", (1 - F.col("side")).alias("jside"), "proc_outer", "adv", "cand", "ts_max", "fix",
+        "outer_join", "replay")
+    stored = records.filter(F.col("reach").isNotNull()).select(
+        F.col("sid").alias("s_sid"), F.col("task").alias("s_task"), F.col("key").alias("s_key"),
+        F.explode("reach").alias("s_bucket"), F.col("side").alias("s_side"), F.col("ts").alias("s_ts"),
+        F.col("seq").alias("s_seq"), F.col("value").alias("s_value"))
+    on = ((F.col("sid") == F.col("s_sid")) & (F.col("task") == F.col("s_task")) & (F.col("key") == F.col("s_key"))
+          & (F.col("bucket") == F.col("s_bucket")) & (F.col("jside") == F.col("s_side"))
+          & (F.col("s_seq") < F.col("seq")) & F.col("s_ts").between(F.col("lo"), F.col("hi")))
+    # a hash join per (key, bucket) group (no sort): groups are small by construction
+    return lookups.join(stored.hint("shuffle_hash"), on, "left_outer") \
+        .drop("s_sid", "s_task", "s_key", "s_bucket", "lo", "hi", "bucket")
+
+
+def _joined(mine, other):
+    """(n_l, n_r): this row's value and the other side's, as the joiner's (left, right)."""
+    left = F.col("side") == LEFT
+    return F.when(left, mine).otherwise(other), F.when(left, other).otherwise(mine)
+
+
+def _record_events(records):
+    """Failures, drops (with reason) and KIP-962's immediate null-key results."""
+    n_l, n_r = _joined(F.col("value"), F.lit(None).cast("string"))
+    etype = (F.when(F.col("fail"), F.lit(FAILURE))
+             .when(F.col("emit_now"), F.lit(OUTPUT))
+             .when(F.col("drop").isNotNull() | F.col("expired"), F.lit(DROP)))
+    text = F.coalesce(F.when(F.col("fail"), F.lit(NULL_KEY_FAILURE)), F.col("drop"),
+                      F.when(F.col("expired"), F.lit("expired_window_put")))
+    return events(records, etype=etype, f1=F.lit(1), f2=F.lit(b""), f3=F.lit(0), n_null=F.lit(False),
+                  n_l=n_l, n_r=n_r, o_kind=F.lit(OLD_NONE), text=text)
+
+
+def _match_events(matches):
+    """Inner results, and the eager X-null of an outer processor that found nothing."""
+    found = F.col("s_ts").isNotNull()
+    eager = ~found & F.col("proc_outer") & ~F.col("fix")
+    n_l, n_r = _joined(F.col("value"), F.when(found, F.col("s_value")))
+    # KAFKA-6455 (2.3): max of both timestamps, before the triggering record's
+    out_ts = F.when(found & F.col("ts_max"), F.greatest(F.col("ts"), F.col("s_ts"))).otherwise(F.col("ts"))
+    return events(matches, etype=F.when(found | eager, F.lit(OUTPUT)), ts=out_ts,
+                  f1=F.when(found, F.col("s_ts") + 1).otherwise(F.lit(1)), f2=F.lit(b""),
+                  f3=F.when(found, F.col("s_seq")).otherwise(F.lit(0)), n_null=F.lit(False), n_l=n_l, n_r=n_r,
+                  o_kind=F.lit(OLD_NONE))
+
+
+def _unjoined_flushes(matches, records):
+    """The fix's outer store, replayed per tracker scope (``stream_stream_outer``) over the rows
+    that matter: clock rows, unmatched outer lookups, matches that delete outer entries. A
+    lookup with several matches comes as adjacent rows (one per match)."""
+    found = F.col("s_ts").isNotNull()
+    # a match deletes the outer entry of the record it found; entries exist on outer sides only
+    deletes = found & (F.col("outer_join") | (F.col("jside") == LEFT))
+    unmatched = F.col("proc_outer") & ~found
+    passed = ("sid", "task", "idx", "g1", "g2", "g3", "g4", "side", "key", "value", "ts", "adv", "proc_outer",
+              "replay")
+    lookups = matches.filter(F.col("fix") & (F.col("cand") | unmatched | deletes)).select(
+        *passed, F.lit(True).alias("scans"), found.alias("found"), F.when(deletes, F.col("s_ts")).alias("del_ts"))
+    clock_only = records.filter(F.col("fix") & ~F.col("looks_up") & F.col("cand")).select(
+        *passed, F.lit(False).alias("scans"), F.lit(False).alias("found"),
+        F.lit(None).cast("bigint").alias("del_ts"))
+    scope = F.when(F.col("replay.per_task"), F.col("task")).otherwise(F.lit(-1))
+    rows = lookups.unionByName(clock_only).select("*", scope.alias("scope"), "replay.*")
+    rows = rows.repartition("sid", "scope").sortWithinPartitions("sid", "scope", "g1", "g2", "g3", "g4")
+    return rows.select(*PASS_COLUMNS).mapInArrow(replay_batches, EVENT_DDL)
+
+
+def stream_stream_join(frame, features=None):
+    """``frame``: records of stream_stream_join scenarios, clustered by (scenario, task), with
+    configs (``stream_stream_settings`` columns) and processing order. Returns its events.
+
+    ``features.stream_stream`` (a ``stream_stream_settings.Features``), when the runner provides
+    it, leaves out the parts no scenario of the batch needs."""
+    needs = getattr(features, "stream_stream", None) or Features()
+    # read by several branches: computed once, in the runner's job (lazy local checkpoints, whose
+    # blocks are freed with their frames)
+    records = _records(frame, needs, getattr(features, "task_scan_block", None)).localCheckpoint(eager=False)
+    matches = _matches(records)
+    if needs.spurious_result_fix:
+        matches = matches.localCheckpoint(eager=False)
+    parts = [_record_events(records), _match_events(matches)]
+    if needs.spurious_result_fix:
+        parts.append(_unjoined_flushes(matches, records))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result
