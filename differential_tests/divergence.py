@@ -2,8 +2,11 @@
 
 Two runs agree when, on every output partition, they emit the same records (key, value, ts,
 old value) in the same order while processing the same inputs, drop the same inputs for the same
-reasons, and fail (or not) at the same input. The first divergence is the difference with the
-smallest input index.
+reasons (by :class:`~reference.model.codes.DropReason` code), and fail (or not) at the same input
+with the same :class:`~reference.model.codes.FailureCode`. Keys are compared as Kafka compares
+them (:func:`~reference.model.keys.key_text`: ``1``, ``1.0``, ``true`` and ``"1"`` are different
+keys, and so are objects with reordered fields); values as JSON. The first divergence is the
+difference with the smallest input index.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from typing import Optional
 import attrs
 
 from reference.model.compare import canonical
+from reference.model.keys import key_text
 from reference.model.records import NO_OLD_VALUE
 
 
@@ -27,7 +31,44 @@ class Divergence:
 
 def _sig(rec):
     old = None if rec.old_value is NO_OLD_VALUE else canonical(rec.old_value)
-    return (canonical(rec.key), canonical(rec.value), rec.ts, rec.input_index, old)
+    return (key_text(rec.key), canonical(rec.value), rec.ts, rec.input_index, old)
+
+
+def code_of(reason):
+    """The stable code of a drop reason or failure code: a ``DropReason``/``FailureCode`` member's
+    ``code``, or the value itself (a plain string from an engine not yet on the enums; None)."""
+    return getattr(reason, "code", reason)
+
+
+def message_of(reason) -> str:
+    """A reason's one-sentence message (the enum's), or its text when it is a plain string."""
+    message = getattr(reason, "message", None)
+    return message if isinstance(message, str) else ("" if reason is None else str(reason))
+
+
+def failure_code(failure):
+    """A ``KafkaWouldFail``'s code (None when the engine did not set one), or None for no failure."""
+    return None if failure is None else code_of(getattr(failure, "code", None))
+
+
+def describe_failure(failure) -> str:
+    """``code: message`` of a ``KafkaWouldFail`` (the message alone when it has no code)."""
+    if failure is None:
+        return "no failure"
+    code = failure_code(failure)
+    message = getattr(failure, "message", None) or str(failure)
+    return f"{code}: {message}" if code is not None else message
+
+
+def _describe_drops(drops, idx):
+    found = sorted((d for d in drops if d.input_index == idx), key=lambda d: str(code_of(d.reason)))
+    if not found:
+        return "not dropped"
+    parts = []
+    for d in found:
+        code, message = code_of(d.reason), message_of(d.reason)
+        parts.append(f"{code} ({message})" if message and message != code else str(code))
+    return ", ".join(parts)
 
 
 def first_divergence(a, b) -> Optional[Divergence]:
@@ -48,18 +89,23 @@ def first_divergence(a, b) -> Optional[Divergence]:
                 what = "missing in b" if y is None else "missing in a" if x is None else "records differ"
                 candidates.append(Divergence(p, i, idx, x, y, what))
                 break
-    drops_a = {(d.input_index, d.reason) for d in a.drops}
-    drops_b = {(d.input_index, d.reason) for d in b.drops}
+    drops_a = {(d.input_index, str(code_of(d.reason))) for d in a.drops}
+    drops_b = {(d.input_index, str(code_of(d.reason))) for d in b.drops}
     if drops_a != drops_b:
         idx, _ = min(drops_a ^ drops_b)
-        reasons = lambda drops: sorted(r for i, r in drops if i == idx) or ["not dropped"]  # noqa: E731
         candidates.append(Divergence(0, -1, idx, None, None,
-                                     f"drops: input {idx}: a {', '.join(reasons(drops_a))}; b {', '.join(reasons(drops_b))}"))
-    fa = getattr(a.failure, "input_index", None)
-    fb = getattr(b.failure, "input_index", None)
+                                     f"drops: input {idx}: a {_describe_drops(a.drops, idx)}; "
+                                     f"b {_describe_drops(b.drops, idx)}"))
+    fa = None if a.failure is None else (getattr(a.failure, "input_index", None), failure_code(a.failure))
+    fb = None if b.failure is None else (getattr(b.failure, "input_index", None), failure_code(b.failure))
+    if fa is not None and fb is not None and None in (fa[1], fb[1]):
+        # a failure without a code (an engine not yet on FailureCode): compare where, not why
+        fa, fb = fa[:1], fb[:1]
     if fa != fb:
-        idx = min(i for i in (fa, fb) if i is not None)
-        candidates.append(Divergence(0, -1, idx, None, None, f"failure: a fails at {fa}, b at {fb}"))
+        idx = min(f[0] for f in (fa, fb) if f is not None)
+        at = lambda f, failure: "does not fail" if f is None else f"fails at input {f[0]} ({describe_failure(failure)})"  # noqa: E731
+        candidates.append(Divergence(0, -1, idx, None, None,
+                                     f"failure: a {at(fa, a.failure)}; b {at(fb, b.failure)}"))
     return min(candidates, key=lambda d: d.input_index) if candidates else None
 
 

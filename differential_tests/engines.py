@@ -2,7 +2,8 @@
 
 ``reference@3.6`` runs the reference engine with the 3.6 profile; ``spark`` the Spark backend at
 the default release. Every configuration runs a *batch* of scenario documents at once (the Spark
-backend turns a batch into one job) and returns one :class:`CaseResult` per document.
+backend turns a batch into one job) and returns one :class:`CaseResult` per document. The engines
+themselves are the shared model's table (``reference.model.engines``).
 """
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ from typing import List, Optional
 
 import attrs
 
-from reference.model.errors import KssimError, UnsupportedOperator
+from reference.model.engines import ENGINES, run_scenarios
+from reference.model.errors import KssimError
 from reference.model.profiles import DEFAULT_RELEASE, profile_for
 from reference.model.scenario import scenario_from_dict
-
-ENGINES = ("reference", "spark")
 
 
 @attrs.frozen
@@ -41,6 +41,13 @@ class CaseResult:
     error: Optional[str] = None
     drops: tuple = ()
 
+    @classmethod
+    def of(cls, result) -> "CaseResult":
+        """From an engine's RunResult, or the exception that stopped the scenario."""
+        if isinstance(result, Exception):
+            return cls(error=str(result))
+        return cls(outputs=tuple(result.outputs), failure=result.failure, drops=tuple(result.drops))
+
 
 def parse_engine(text: str) -> EngineConfig:
     engine, _, release = text.partition("@")
@@ -58,29 +65,7 @@ def at_release(doc: dict, release: str) -> dict:
 
 
 def run_batch(config: EngineConfig, docs: List[dict], explain: bool = False) -> List[CaseResult]:
+    """One CaseResult per document, run on ``config``'s engine at its release
+    (``reference.model.engines.run_scenarios``: the Spark backend runs the batch as one job)."""
     scenarios = [scenario_from_dict(at_release(d, config.release), path=f"<case {i}>") for i, d in enumerate(docs)]
-    if config.engine == "reference":
-        return [_run_reference(s, explain) for s in scenarios]
-    return _run_spark(scenarios)
-
-
-def _run_reference(scenario, explain):
-    from reference.runtime.engine import run_scenario
-
-    try:
-        result = run_scenario(scenario, explain=explain)
-    except (UnsupportedOperator, KssimError) as exc:
-        return CaseResult(error=str(exc))
-    return CaseResult(outputs=result.outputs, failure=result.failure, drops=result.drops)
-
-
-def _run_spark(scenarios):
-    from spark_backend.runtime.runner import run_scenarios
-
-    results = []
-    for res in run_scenarios(scenarios):
-        if isinstance(res, Exception):
-            results.append(CaseResult(error=str(res)))
-        else:
-            results.append(CaseResult(outputs=res.outputs, failure=res.failure, drops=tuple(getattr(res, "drops", ()))))
-    return results
+    return [CaseResult.of(r) for r in run_scenarios(config.engine, scenarios, explain=explain, catch=KssimError)]

@@ -11,10 +11,11 @@ from typing import List, Optional
 import attrs
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 
+from reference.model.keys import key_text
 from reference.model.render import show
 from reference.model.profiles import rule_changes
 
-from differential_tests.divergence import Divergence, first_divergence
+from differential_tests.divergence import Divergence, code_of, describe_failure, first_divergence, message_of
 from differential_tests.engines import EngineConfig, at_release, run_batch
 from differential_tests.shrink import shrink
 from differential_tests.strategies import OPERATORS, scenarios
@@ -90,10 +91,22 @@ def _finding(operator, index, original, small, a, b, seed) -> Finding:
     return Finding(operator, index, original, small, div, describe(small, div, ra, rb, a, b, seed, index))
 
 
+def show_key(key) -> str:
+    """A key as Kafka tells keys apart: a string as itself unless it reads as another JSON value
+    (``"1"``, ``"true"``), anything else as compact JSON in document order (``1.0``, ``true``,
+    ``{"b":2,"a":1}``), so two different keys never render alike."""
+    if isinstance(key, str):
+        try:
+            json.loads(key)
+        except ValueError:
+            return key
+    return key_text(key) if key is not None else "null"
+
+
 def _rec(rec):
     if rec is None:
         return "(nothing)"
-    text = f"{show(rec.key)}:{show(rec.value)}@{rec.ts} while processing input {rec.input_index}"
+    text = f"{show_key(rec.key)}:{show(rec.value)}@{rec.ts} while processing input {rec.input_index}"
     if getattr(rec, "why", None) is not None:
         text += f"\n        because: {rec.why.describe()}"
     return text
@@ -105,17 +118,19 @@ def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
              f"  config:   {json.dumps(doc.get('config', {}), sort_keys=True)}"]
     for i, rec in enumerate(doc["inputs"]):
         mark = ">" if i == div.input_index else " "
-        lines.append(f"  {mark} input {i}: {rec['topic']}[{rec.get('partition', 0)}] {show(rec['key'])}:{show(rec['value'])}@{rec['ts']}")
+        lines.append(f"  {mark} input {i}: {rec['topic']}[{rec.get('partition', 0)}] {show_key(rec['key'])}:{show(rec['value'])}@{rec['ts']}")
     lines.append(f"  first difference ({div.what}), partition {div.partition}, output #{div.position}:")
     lines.append(f"    {a.label}: {_rec(div.record_a)}")
     lines.append(f"    {b.label}: {_rec(div.record_b)}")
     for label, res in ((a.label, ra), (b.label, rb)):
         if res.failure is not None:
-            lines.append(f"    {label}: {res.failure}")
+            lines.append(f"    {label}: fails at input {res.failure.input_index}: {describe_failure(res.failure)}")
         for drop in res.drops:
             if drop.input_index == div.input_index:
-                why = f": {drop.why.describe()}" if drop.why is not None else ""
-                lines.append(f"    {label} dropped input {drop.input_index} ({drop.reason}){why}")
+                code, message = code_of(drop.reason), message_of(drop.reason)
+                text = f"{code}: {message}" if message and message != code else f"{code}"
+                why = f"; {drop.why.describe()}" if drop.why is not None else ""
+                lines.append(f"    {label} dropped input {drop.input_index} ({text}){why}")
     if a.release != b.release:
         changed = rule_changes(a.profile, b.profile)
         if changed:
@@ -140,7 +155,8 @@ def write_regression(finding: Finding, a: EngineConfig, b: EngineConfig, out_dir
     if ra.failure is not None:
         doc["expected_failure"] = {"input": ra.failure.input_index}
     doc["x-notes"] = [f"{b.label} gives: " + json.dumps([_as_expected(r) for r in rb.outputs])
-                      + (f"; and fails at input {rb.failure.input_index}" if rb.failure is not None else "")]
+                      + (f"; and fails at input {rb.failure.input_index} ({describe_failure(rb.failure)})"
+                         if rb.failure is not None else "")]
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, name + ".json")
     with open(path, "w", encoding="utf-8") as handle:

@@ -1,6 +1,7 @@
 """Hypothesis strategies for scenarios that hit the hard cases on purpose.
 
-Per operator: few keys (so records collide), null keys and null values, equal timestamps,
+Per operator: few keys (so records collide), keys that are equal in Python but different keys to
+Kafka (see :data:`KEY_POOLS`), null keys and null values, equal timestamps,
 out-of-order records, records later than grace, time jumps that close windows, several partitions,
 both processing orders and both store types. Each strategy draws a scenario document (format 1)
 that is valid in every release it is asked for: ``ofTimeDifference*`` windows only from 3.1,
@@ -8,12 +9,32 @@ versioned tables from 3.5, stream-table grace from 3.6, ``JoinWindows#grace`` fr
 """
 from __future__ import annotations
 
+import copy
+
 from hypothesis import assume, strategies as st
 
 from reference.model.errors import KssimError
+from reference.model.keys import serialized_key
 from reference.model.scenario import scenario_from_dict
 
 KEYS = ("k1", "k2", "k3")
+
+#: Key families whose members Python takes for one value (``==`` and ``hash`` agree: ``1 == 1.0 ==
+#: True``, dicts ignore field order, ``[1] == [True]``) while Kafka, which keys everything by the
+#: serialized bytes (:mod:`reference.model.keys`), sees different keys. A case draws its keys from
+#: one or two families, two to four keys in all, so that the same-in-Python keys meet often. No two
+#: keys of a family serialize to the same bytes (``0`` and ``0.0`` both give eight zero bytes, so
+#: they are in different families): byte-ordered stores never have to break a tie between keys of
+#: different types, which no real topic (one key serde) could produce.
+KEY_POOLS = {
+    "strings": KEYS,
+    "one": (1, 1.0, True, "1"),
+    "zero": (0, -0.0, False, "0"),
+    "float_zero": (0.0, -0.0, False, "0.0"),
+    "objects": ({"a": 1, "b": 2}, {"b": 2, "a": 1}, {"a": 1.0, "b": 2}, {"a": True, "b": 2}),
+    "lists": ([1], [1.0], [True], ["1"], [1, 2]),
+    "nested": ({"k": [1]}, {"k": [True]}, [{"a": 1, "b": 0}], [{"b": 0, "a": 1}]),
+}
 OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join")
 
 
@@ -40,10 +61,33 @@ def timestamps(draw, n, base=0):
 
 
 @st.composite
-def records(draw, topics, partitions, max_records=24, null_keys=True):
+def key_pool(draw):
+    """Two to four non-null keys for one case: the string keys (a third of the cases), or keys
+    from one or two :data:`KEY_POOLS` families, at least two from one family (a collision in
+    Python), all with different serialized bytes."""
+    families = sorted(KEY_POOLS)
+    if draw(st.integers(0, 2)) == 0:
+        return list(KEYS)
+    first = draw(st.sampled_from([f for f in families if f != "strings"]))
+    keys = draw(st.lists(st.sampled_from(KEY_POOLS[first]), min_size=2, max_size=3, unique_by=serialized_key))
+    if len(keys) < 4 and draw(st.booleans()):
+        second = draw(st.sampled_from([f for f in families if f != first]))
+        keys.append(draw(st.sampled_from(KEY_POOLS[second])))
+    seen = set()
+    unique = []
+    for key in keys:
+        if serialized_key(key) not in seen:
+            seen.add(serialized_key(key))
+            unique.append(key)
+    return unique
+
+
+@st.composite
+def records(draw, topics, partitions, max_records=24, null_keys=True, keys=KEYS):
     n = draw(st.integers(1, max_records))
     ts = draw(timestamps(n))
-    keys = st.sampled_from(KEYS + ((None,) if null_keys else ()))
+    # a fresh copy per record: no two records share a (mutable) object or list key
+    keys = st.sampled_from(tuple(keys) + ((None,) if null_keys else ())).map(copy.deepcopy)
     out = []
     letters = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" * 4)
     for i in range(n):
@@ -120,7 +164,7 @@ def scenarios(draw, operator: str, profiles: tuple, max_records: int = 24):
     topology = draw(_TOPOLOGIES[operator](caps))
     in_memory = operator != "stream_stream_join" or caps["in_memory_stream_join"]
     cfg, partitions = draw(config(("left", "right"), in_memory))
-    inputs = draw(records(("left", "right"), partitions, max_records))
+    inputs = draw(records(("left", "right"), partitions, max_records, keys=draw(key_pool())))
     doc = {"format": "kssim-scenario/1", "name": f"{operator}-generated", "topology": topology,
            "config": cfg, "inputs": inputs}
     # whatever else a release's API rejects (the loader knows every rule) is not generated

@@ -1,7 +1,11 @@
-"""kssim reference engine: the executable specification of Kafka Streams join semantics.
+"""kssim's ``reference`` package: the shared model and the reference engine, kept apart.
 
-Public entry points:
-- :func:`reference.model.scenario.load_scenario` reads a scenario file (format 1, JSON or YAML);
-- :func:`reference.runtime.engine.run_scenario` runs it event at a time and returns outputs and drops;
-- :mod:`reference.api` offers the same topologies in Kafka Streams' vocabulary.
+- :mod:`reference.model`: the shared model every package imports (scenario and topology model
+  and loader, release profiles, records and results, serialized keys, drop and failure codes,
+  record files, comparison, the engine table);
+- the reference engine, the executable specification of Kafka Streams: :mod:`reference.runtime`
+  (tasks, processing order, the run loop, explanations), :mod:`reference.stores` and
+  :mod:`reference.joins`; :func:`reference.runtime.engine.run_scenario` runs a scenario event at
+  a time;
+- :mod:`reference.api`: the same topologies in Kafka Streams' vocabulary, and a TopologyTestDriver.
 """

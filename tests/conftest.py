@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+import kssim_testing
+
 
 @pytest.fixture(scope="session")
 def spark():
@@ -13,3 +15,18 @@ def spark():
     from spark_backend.session import get_spark
 
     return get_spark()
+
+
+@pytest.fixture(scope="session")
+def run_on():
+    """``run_on(engine, scenarios, **options)``: one result (a RunResult, or the exception that
+    stopped it) per scenario, through the engine table (``reference.model.engines``)."""
+    return kssim_testing.run_on
+
+
+@pytest.fixture(scope="session")
+def assert_scenario_passes():
+    """``assert_scenario_passes(scenario, engine="reference")``: run the scenario on the engine
+    and fail the test, with the first difference, unless it passes as ``kssim check`` judges it
+    (``reference.model.compare.judge``: expected outputs and expected failure). Returns the run."""
+    return kssim_testing.assert_scenario_passes

@@ -1,8 +1,11 @@
-"""Shared fixtures and helpers of the Spark backend tests (tests/test_spark_*.py).
+"""Plain helpers every test area shares (the fixtures are in ``conftest.py``).
 
-One SparkSession per test run: ``spark_backend.session.get_spark`` keeps it per process, with the
-test-friendly local defaults (few shuffle partitions, adaptive execution off, serial GC, C1 JIT).
-The ``spark`` fixture itself lives in ``conftest.py``.
+Running a scenario and judging the run: :func:`run_on` (the engine table), :func:`assert_passes`
+(the verdict of ``kssim check``), :func:`assert_scenario_passes` (both; the
+``assert_scenario_passes`` fixture) and :func:`assert_conforms` (a Spark batch's result). One
+SparkSession per test run: ``spark_backend.session.get_spark`` keeps it per process, with the
+test-friendly local defaults (few shuffle partitions, adaptive execution off, serial GC, C1 JIT);
+the ``spark`` fixture lives in ``conftest.py``.
 """
 from __future__ import annotations
 
@@ -31,14 +34,38 @@ def conformance_files(operator):
     return found
 
 
-def assert_conforms(scenario, result):
-    """A Spark result matches the scenario's expected outputs and failure."""
-    from reference.model.compare import check_failure, compare_outputs
+def run_on(engine, scenarios, **options):
+    """Run ``scenarios`` on ``engine`` ("reference" or "spark") through the engine table
+    (:func:`reference.model.engines.run_scenarios`): one RunResult, or the exception that stopped
+    that scenario, per scenario."""
+    from reference.model.engines import run_scenarios
 
-    assert not isinstance(result, Exception), result
-    mismatch = compare_outputs(scenario, result.outputs)
-    assert mismatch is None, mismatch.describe()
-    assert check_failure(scenario, result.failure) is None
+    return run_scenarios(engine, list(scenarios), **options)
+
+
+def assert_passes(scenario, result, engine="reference"):
+    """The one check of a scenario's run, the verdict ``kssim check`` gives
+    (:func:`reference.model.compare.judge`): the run did not raise, its outputs satisfy
+    ``expected`` and it fails (or not) as ``expected_failure`` says. ``result`` is a RunResult
+    or the exception that stopped the run."""
+    from reference.model.compare import Status, judge
+
+    verdict = judge(scenario, result)
+    assert verdict.status is Status.PASS, \
+        f"{scenario.name} (Kafka {scenario.release}, {engine}): {verdict.status.value}: {verdict.detail}"
+
+
+def assert_scenario_passes(scenario, engine="reference"):
+    """Run one scenario on ``engine`` and :func:`assert_passes` it; returns the result. What the
+    ``assert_scenario_passes`` fixture (conftest.py) hands to tests."""
+    result, = run_on(engine, [scenario])
+    assert_passes(scenario, result, engine)
+    return result
+
+
+def assert_conforms(scenario, result):
+    """A Spark result (from a batch already run) matches the scenario's expected outputs and failure."""
+    assert_passes(scenario, result, engine="spark")
 
 
 def load_all(paths):
@@ -71,7 +98,10 @@ def result_bytes(result) -> bytes:
     for o in result.outputs:
         old = "-" if o.old_value is NO_OLD_VALUE else json.dumps(o.old_value, sort_keys=True)
         lines.append(json.dumps([o.topic, o.partition, o.key, o.value, o.ts, o.input_index, old], sort_keys=True))
-    lines += [json.dumps(["drop", d.input_index, d.reason]) for d in result.drops]
+    # drop reasons and failure codes by their stable code (a DropReason / FailureCode member, or a plain string)
+    lines += [json.dumps(["drop", d.input_index, str(getattr(d.reason, "code", d.reason))]) for d in result.drops]
     if result.failure is not None:
-        lines.append(json.dumps(["fail", result.failure.input_index, result.failure.message]))
+        code = getattr(result.failure, "code", None)
+        lines.append(json.dumps(["fail", result.failure.input_index, None if code is None else str(getattr(code, "code", code)),
+                                 result.failure.message]))
     return "\n".join(lines).encode()

@@ -1,93 +1,51 @@
-"""``kssim``: run scenarios, check them against their expectations, explain and list drops.
+"""``kssim``: run scenarios, check them against their expectations, explain and list drops,
+replay captured topics, compare engines and releases.
 
-Exit codes: 0 success; 1 a scenario failed its expectations; 2 bad input (a malformed file, an
-impossible topology, an unknown release).
+The command line parses arguments and prints; the work is the packages': the engine table
+(``reference.model.engines``), rendering (``reference.model.render``), the verdict
+(``reference.model.compare.judge``), record files and output safety
+(``reference.model.record_files``), the replays (``reference.runtime.replay``,
+``spark_backend.runtime.replay``) and the differential harness (``differential_tests``).
+
+Exit codes: 0 success; 1 a scenario failed its expectations (or Kafka Streams would fail a
+replay, or a difftest found a divergence); 2 bad input (a malformed file, an impossible topology,
+an unknown release, an output path that would overwrite an input); 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 
-from reference.model.compare import check_failure, compare_outputs, fmt_record
-from reference.runtime.engine import run_scenario
-from reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
-from reference.model.render import show
+from reference.model.compare import Status, check_failure, judge
+from reference.model.engines import ENGINES, replay, run_scenarios
+from reference.model.errors import KssimError, ScenarioError
 from reference.model.records import NO_OLD_VALUE
+from reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
 from reference.model.scenario import find_scenario_files, load_scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-
-
-def _sends_old_values(scenario) -> bool:
-    return bool(getattr(scenario.topology, "send_old_values", False))
-
-
-def output_as_json(rec, scenario, with_scenario: bool) -> dict:
-    obj = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value,
-           "ts": rec.ts, "input": rec.input_index}
-    if _sends_old_values(scenario):
-        obj["old_value"] = None if rec.old_value is NO_OLD_VALUE else rec.old_value
-    if with_scenario:
-        obj = {"scenario": scenario.name, **obj}
-    return obj
-
-
-def _table(rows, headers):
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line.rstrip(), "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    return "\n".join(out)
-
-
-def _describe_input(scenario, index) -> str:
-    rec = scenario.inputs[index]
-    part = f"[{rec.partition}]" if scenario.config.task_count > 1 else ""
-    return f"input {index} ({rec.topic}{part} {show(rec.key)}:{show(rec.value)}@{rec.ts})"
-
-
-ENGINES = ("reference", "spark")
-
-
-def run_engine(scenarios, engine: str, explain: bool = False, master=None):
-    """Results for ``scenarios``, in order: a RunResult, or the exception (e.g. UnsupportedOperator)
-    that stopped that one scenario. The Spark backend runs them all in one job."""
-    if engine == "reference":
-        out = []
-        for scenario in scenarios:
-            try:
-                out.append(run_scenario(scenario, explain=explain))
-            except UnsupportedOperator as exc:
-                out.append(exc)
-        return out
-    if engine == "spark":
-        from spark_backend.runtime.runner import run_scenarios
-        from spark_backend.session import get_spark
-
-        return run_scenarios(list(scenarios), spark=get_spark(master))
-    raise KssimError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+EXIT_INTERRUPTED = 130
 
 
 def cmd_run(args) -> int:
     scenarios = [load_scenario(f) for f in find_scenario_files(args.files)]
     several = len(scenarios) > 1
     status = EXIT_OK
-    for scenario, result in zip(scenarios, run_engine(scenarios, args.engine, args.explain, args.master)):
+    for scenario, result in zip(scenarios, run_scenarios(args.engine, scenarios, args.explain, args.master)):
         if isinstance(result, Exception):
             raise result
         if args.format == "jsonl":
+            old = sends_old_values(scenario)
             for rec in result.outputs:
-                print(json.dumps(output_as_json(rec, scenario, several), sort_keys=False))
+                print(json_line(output_as_json(rec, old, scenario.name if several else None)))
         else:
             _print_table(scenario, result, args, several)
         if args.drops or args.explain:
-            _print_drops(scenario, result, args)
+            _print_drops(scenario, result, args, several)
         if result.failure is not None:
             print(f"{scenario.name}: Kafka Streams would fail while processing "
-                  f"{_describe_input(scenario, result.failure.input_index)}: {result.failure.message}", file=sys.stderr)
+                  f"{describe_input(scenario, result.failure.input_index)}: {result.failure.message}", file=sys.stderr)
             if check_failure(scenario, result.failure):
                 status = EXIT_FAILED
     return status
@@ -98,7 +56,7 @@ def _print_table(scenario, result, args, several):
         print(f"== {scenario.name} (Kafka {scenario.release}, {scenario.topology.operator}"
               f"{', ' + scenario.topology.join if hasattr(scenario.topology, 'join') else ''})")
     headers = ["topic", "partition", "key", "value", "ts", "input"]
-    old = _sends_old_values(scenario)
+    old = sends_old_values(scenario)
     if old:
         headers.insert(4, "old_value")
     rows = []
@@ -107,82 +65,63 @@ def _print_table(scenario, result, args, several):
         if old:
             row.insert(4, show(None if rec.old_value is NO_OLD_VALUE else rec.old_value))
         rows.append(row)
-    print(_table(rows, headers))
+    print(table(rows, headers))
     if args.explain:
         print()
         for i, rec in enumerate(result.outputs):
             why = rec.why.describe() if rec.why is not None else "(no explanation)"
             print(f"#{i} {show(rec.key)}:{show(rec.value)}@{rec.ts} while processing "
-                  f"{_describe_input(scenario, rec.input_index)}: {why}")
+                  f"{describe_input(scenario, rec.input_index)}: {why}")
 
 
-def _print_drops(scenario, result, args):
+def _print_drops(scenario, result, args, several):
     if args.format == "jsonl":
         for d in result.drops:
-            obj = {"drop": d.reason, "input": d.input_index,
+            obj = {"drop": str(d.reason), "input": d.input_index,
                    "why": d.why.describe() if d.why is not None else None}
-            if args.files and len(args.files) > 1:
+            if several:
                 obj = {"scenario": scenario.name, **obj}
-            print(json.dumps(obj), file=sys.stdout)
+            print(json_line(obj))
         return
     print(f"\ndropped or ignored inputs ({len(result.drops)}):")
     for d in result.drops:
         why = f": {d.why.describe()}" if d.why is not None else ""
-        print(f"  {_describe_input(scenario, d.input_index)}: {d.reason}{why}")
-
-
-def judge(scenario, result):
-    """(status, detail) of one scenario's run: status is 'pass', 'fail' or 'unsupported'."""
-    if isinstance(result, UnsupportedOperator):
-        return "unsupported", str(result)
-    if isinstance(result, Exception):
-        return "fail", f"{type(result).__name__}: {result}"
-    failure_problem = check_failure(scenario, result.failure)
-    if failure_problem and scenario.expected_failure is not None:
-        return "fail", failure_problem
-    mismatch = compare_outputs(scenario, result.outputs)
-    if mismatch is not None:
-        detail = mismatch.describe()
-        if mismatch.input_index is not None and 0 <= mismatch.input_index < len(scenario.inputs):
-            detail += f"\n    at {_describe_input(scenario, mismatch.input_index)}"
-        if result.failure is not None:
-            detail += f"\n    {result.failure}"
-        return "fail", detail
-    if failure_problem:
-        return "fail", failure_problem
-    return "pass", ""
+        print(f"  {describe_input(scenario, d.input_index)}: {d.reason}{why}")
 
 
 def cmd_check(args) -> int:
     files = find_scenario_files(args.paths)
-    counts = {"pass": 0, "fail": 0, "unsupported": 0, "invalid": 0}
+    counts = {status: 0 for status in Status}
+    invalid = 0
     started = time.monotonic()
     loaded = []
     for path in files:
         try:
             loaded.append((path, load_scenario(path)))
         except KssimError as exc:
-            counts["invalid"] += 1
+            invalid += 1
             print(f"INVALID {path}: {exc}")
-    results = run_engine([s for _, s in loaded], args.engine, master=args.master)
+    results = run_scenarios(args.engine, [s for _, s in loaded], master=args.master)
     for (path, scenario), result in zip(loaded, results):
-        status, detail = judge(scenario, result)
-        counts[status] += 1
-        if status == "pass":
+        verdict = judge(scenario, result)
+        counts[verdict.status] += 1
+        if verdict.status is Status.PASS:
             if not args.quiet:
                 print(f"PASS {scenario.name} ({path})")
-        elif status == "unsupported":
+        elif verdict.status is Status.UNSUPPORTED:
             if not args.quiet:
-                print(f"SKIP {scenario.name} ({path}): {detail}")
+                print(f"SKIP {scenario.name} ({path}): {verdict.detail}")
         else:
             print(f"FAIL {scenario.name} ({path}) [Kafka {scenario.release}, {scenario.topology.operator}]")
-            print("  " + detail.replace("\n", "\n  "))
+            print("  " + verdict.detail.replace("\n", "\n  "))
     elapsed = time.monotonic() - started
-    skipped = f", {counts['unsupported']} skipped (operator not implemented by engine {args.engine})" if counts["unsupported"] else ""
-    print(f"{counts['pass']} passed, {counts['fail']} failed, {counts['invalid']} invalid{skipped} in {elapsed:.1f}s")
-    if counts["invalid"]:
-        return EXIT_BAD_INPUT if not counts["fail"] else EXIT_FAILED
-    return EXIT_FAILED if counts["fail"] else EXIT_OK
+    skipped = counts[Status.UNSUPPORTED]
+    skipped = f", {skipped} skipped (operator not implemented by engine {args.engine})" if skipped else ""
+    failed = counts[Status.FAIL]
+    print(f"{counts[Status.PASS]} passed, {failed} failed, {invalid} invalid{skipped} in {elapsed:.1f}s")
+    if invalid:
+        return EXIT_BAD_INPUT if not failed else EXIT_FAILED
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def cmd_difftest(args) -> int:
@@ -209,92 +148,21 @@ def cmd_difftest(args) -> int:
 
 def cmd_replay(args) -> int:
     """Replay captured record files through a topology file's topology on either engine."""
-    import attrs
+    from reference.model.record_files import check_output_path, load_replay_topology
 
-    from reference.model.scenario import load_topology_file
-
-    base = load_topology_file(args.topology)
+    check_output_path(args.output, args.input)  # before any work: the captures are never overwritten
     # captured topics carry no cross-topic order: Kafka's timestamp synchronisation decides it
-    scenario = attrs.evolve(base, config=attrs.evolve(base.config, order=args.order), expected=None, checkpoints=None)
+    scenario = load_replay_topology(args.topology, order=args.order)
     started = time.monotonic()
-    replay = _replay_spark if args.engine == "spark" else _replay_reference
-    outputs, drops, failure = replay(scenario, args)
+    summary = replay(args.engine, scenario, args.input, args.output, master=args.master)
     print(f"replayed {', '.join(args.input)} ({args.order}) through {scenario.topology.operator} "
           f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
-          f"{outputs:,} output records written to {args.output}, {drops:,} inputs dropped")
-    if failure is not None:
-        print(f"Kafka Streams would fail while processing input {failure.input_index}: {failure.message}", file=sys.stderr)
+          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} inputs dropped")
+    if summary.failure is not None:
+        print(f"Kafka Streams would fail while processing input {summary.failure.input_index}: "
+              f"{summary.failure.message}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
-
-
-def _replay_reference(scenario, args):
-    import attrs
-
-    from reference.model.record_files import output_row, read_record_files, write_rows
-    from reference.model.topology import OPERATOR_INPUT_TOPICS
-
-    inputs = read_record_files(args.input, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions,
-                               offsets_matter=scenario.config.order == "timestamp_sync")
-    result, = run_engine([attrs.evolve(scenario, inputs=tuple(inputs))], "reference")
-    if isinstance(result, Exception):
-        raise result
-    old = _sends_old_values(scenario)
-    write_rows(args.output, [output_row(rec, old) for rec in result.outputs])
-    return len(result.outputs), len(result.drops), result.failure
-
-
-def _replay_spark(scenario, args):
-    """Spark reads the files itself and writes part files in parallel; they are joined, in
-    order, into ``args.output``."""
-    import shutil
-    import tempfile
-
-    from spark_backend.runtime.replay import replay
-    from spark_backend.session import get_spark
-
-    fmt = "parquet" if args.output.endswith(".parquet") else "jsonl"
-    folder = tempfile.mkdtemp(prefix="kssim-replay-")
-    try:
-        counts, failure = replay(scenario, args.input, os.path.join(folder, "out"), fmt,
-                                 spark=get_spark(args.master, workload="bulk"))
-        _join_parts(os.path.join(folder, "out"), args.output, fmt)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        outputs = pq.ParquetFile(args.output).metadata.num_rows
-    else:
-        with open(args.output, "rb") as handle:
-            outputs = sum(1 for _ in handle)
-    return outputs, sum(counts.values()), failure
-
-
-def _join_parts(folder, output, fmt) -> None:
-    """Concatenate Spark's part files (named in output order) into one file."""
-    import glob
-    import shutil
-
-    parts = sorted(p for p in glob.glob(os.path.join(folder, "part-*")) if not p.endswith(".crc"))
-    if fmt == "jsonl":
-        with open(output, "wb") as sink:
-            for part in parts:
-                with open(part, "rb") as source:
-                    shutil.copyfileobj(source, sink)
-        return
-    import pyarrow.parquet as pq
-
-    writer = None
-    try:
-        for part in parts:
-            source = pq.ParquetFile(part)
-            writer = writer or pq.ParquetWriter(output, source.schema_arrow)
-            for batch in source.iter_batches():
-                writer.write_batch(batch)
-    finally:
-        if writer is not None:
-            writer.close()
 
 
 def cmd_rules(args) -> int:
@@ -317,22 +185,36 @@ def cmd_rules(args) -> int:
     return EXIT_OK
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kssim")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kssim", description="Exactly what Kafka Streams outputs, per release.")
+    parser = argparse.ArgumentParser(prog="kssim", description="Exactly what Kafka Streams outputs, per release.",
+                                     epilog="Exit codes: 0 success; 1 a scenario failed its expectations (or Kafka "
+                                            "Streams would fail a replay); 2 bad input.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run scenario files and print every output record")
     run.add_argument("files", nargs="+", help="scenario files or folders")
-    run.add_argument("--format", choices=("table", "jsonl"), default="table")
+    run.add_argument("--format", choices=("table", "jsonl"), default="table",
+                     help="table (default), or jsonl: one compact JSON object per output record")
     run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
-    run.add_argument("--explain", action="store_true", help="say why each output record happened, and why each dropped input was dropped")
-    run.add_argument("--engine", choices=ENGINES, default="reference")
+    run.add_argument("--explain", action="store_true",
+                     help="say why each output record happened, and why each dropped input was dropped (reference engine)")
+    run.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     run.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="check scenarios against their expected output")
     check.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
-    check.add_argument("--engine", choices=ENGINES, default="reference")
+    check.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     check.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     check.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
     check.set_defaults(func=cmd_check)
@@ -340,13 +222,18 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="replay captured record files (JSONL or Parquet) through a topology file")
     replay.add_argument("topology", help="a scenario file giving topology, semantics and config (its inputs are not used)")
     replay.add_argument("--input", "-i", action="append", required=True,
-                        help="record file (.jsonl or .parquet) with topic, partition, offset, ts, key, value; repeatable")
-    replay.add_argument("--output", "-o", required=True, help="where to write outputs (.jsonl or .parquet)")
+                        help="record file (.jsonl or .parquet; a folder: its data files in name order) with topic, "
+                             "partition (default 0), offset (optional), ts, key, value (in Parquet: key and value as "
+                             "JSON text); repeatable: rows are numbered in the order given")
+    replay.add_argument("--output", "-o", required=True,
+                        help="output file (.jsonl or .parquet) in an existing folder; never an input; written "
+                             "atomically (an existing file is replaced only by a complete output)")
     replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default="timestamp_sync",
-                        help="timestamp_sync (default): each task picks its next record as Kafka does; "
-                             "as_listed: files' rows in (topic, partition, offset) order")
-    replay.add_argument("--engine", choices=ENGINES, default="reference")
-    replay.add_argument("--master", help="Spark master URL")
+                        help="timestamp_sync (default): each task picks its next record as Kafka does (a "
+                             "partition's given offsets must increase); as_listed: the rows in file order (offsets "
+                             "not read)")
+    replay.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
+    replay.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     replay.set_defaults(func=cmd_replay)
 
     rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases")
@@ -376,6 +263,13 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        print("kssim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:  # e.g. a full disk or a folder without write permission
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"kssim: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -21,8 +21,11 @@ mirrors. A topology is one join reading topics ``left`` and ``right`` and writin
   :class:`TestRecord`, :class:`KeyValue`, through :class:`reference.runtime.engine.Engine`.
 
 Topologies Kafka rejects raise :class:`reference.model.errors.TopologyError`; other misuse raises the
-classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions.
+classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions. A record on which
+Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` (its ``code`` a
+:class:`FailureCode`); ``TopologyTestDriver.drops()`` gives each dropped input's :class:`DropReason`.
 """
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, TopologyError
 from reference.api.builder import KStream, KTable, StreamsBuilder, Topology
 from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
@@ -33,6 +36,6 @@ __all__ = [
     "StreamsBuilder", "KStream", "KTable", "Topology",
     "JoinWindows", "Joined", "Materialized", "Stores", "KeyValueBytesStoreSupplier", "ValueJoiner",
     "TopologyTestDriver", "TestInputTopic", "TestOutputTopic", "TestRecord", "KeyValue",
-    "TopologyError", "KafkaWouldFail", "IllegalArgumentError", "IllegalStateError", "NoSuchElementError",
-    "UnsavableTopologyError",
+    "TopologyError", "KafkaWouldFail", "FailureCode", "DropReason", "IllegalArgumentError", "IllegalStateError",
+    "NoSuchElementError", "UnsavableTopologyError",
 ]

@@ -7,7 +7,7 @@ scenario file (before 3.8 Kafka's driver kept 1000 ms unless a test set the inte
 of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that).
 
 Beyond Kafka's driver, it says why: every output record carries the index of the input that
-emitted it, ``drops()`` lists the inputs dropped or ignored with a reason code, and with
+emitted it, ``drops()`` lists the inputs dropped or ignored with a ``DropReason``, and with
 ``explain=True`` records and drops carry a :class:`reference.runtime.explain.Why`.
 """
 from __future__ import annotations
@@ -120,7 +120,8 @@ class TopologyTestDriver:
 
     def drops(self) -> List[Drop]:
         """The input records dropped or ignored so far (wholly or in part), in input order: each a
-        :class:`reference.model.records.Drop` with ``input_index``, a ``reason`` code and ``why``."""
+        :class:`reference.model.records.Drop` with ``input_index``, a ``reason`` (a
+        :class:`reference.model.codes.DropReason`; ``reason.code`` is its stable name) and ``why``."""
         self._drops.extend(self._engine.drain_drops())
         return list(self._drops)
 
@@ -134,13 +135,12 @@ class TopologyTestDriver:
             raise IllegalArgumentError(f"Unknown topic: {topic} (the topology reads {', '.join(self._engine.topics)})")
         if isinstance(ts, bool) or not isinstance(ts, int):
             raise TypeError(f"a record timestamp is int milliseconds, got {ts!r}")
+        if ts < 0:
+            # TestRecord(key, value, headers, Long timestampMs), which pipeInput(key, value, long)
+            # builds, rejects it before the driver sees the record: nothing is processed
+            raise IllegalArgumentError(f"Invalid timestamp: {ts}. Timestamp should always be non-negative or null.")
         index = self._next_index
         self._next_index += 1
-        if ts < 0:
-            # FailOnInvalidTimestamp, Kafka's default timestamp extractor, stops the application
-            self._failure = KafkaWouldFail(index, f"negative timestamp {ts}: Kafka's default timestamp extractor "
-                                                  "(FailOnInvalidTimestamp) rejects it")
-            raise self._failure
         try:
             outputs = self._engine.process(InputRecord(topic, key, value, ts, 0, index))
         except KafkaWouldFail as exc:

@@ -41,6 +41,9 @@ Rules (``kafka-semantics-joins.md`` §1.3, §2, §5; profile rule names in brack
   and the left join was one-sided: only left records looked up the right store, left records were
   not stored, and a null-key left record made 0.10.0 throw [stream_join_null_key_throws].
   A null value is still put into the window store (see :mod:`reference.stores.window_store`).
+- Keys: the window stores and the outer-join store key records by the key's identity
+  (:func:`reference.model.keys.key_identity`): two records join exactly when their serialized keys
+  are equal (``1``, ``1.0``, ``true`` and ``"1"`` are four keys); outputs keep the record's own key.
 """
 from __future__ import annotations
 
@@ -48,13 +51,14 @@ from typing import Optional
 
 import attrs
 
-from reference.runtime.explain import Stored, Why, show
+from reference.model.codes import DropReason, FailureCode
 from reference.model.joiners import make_joiner
-from reference.model.keys import serialized_key
+from reference.model.keys import key_identity
+from reference.model.profiles import join_window_stores
+from reference.runtime.explain import Stored, Why, show
 from reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
 from reference.stores.window_store import LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore
 
-from reference.model.topology import DAY_MS  # Windows.DEFAULT_MAINTAIN_DURATION, the deprecated 24 h grace default
 NO_TIMESTAMP = -1
 LONG_MAX = (1 << 63) - 1
 _LONG_RANGE = 1 << 64
@@ -81,21 +85,19 @@ class JoinSettings:
 
 
 def join_settings(spec, profile) -> JoinSettings:
+    """Bounds, grace and store sizes of ``spec`` under ``profile``: the grace and retention are
+    :func:`reference.model.profiles.join_window_stores`'s (the release's JoinWindows defaults)."""
     w = spec.window
-    size = w.before_ms + w.after_ms
     fix = spec.window_api == "time_difference"  # JoinWindows.ofTimeDifference* (KIP-633)
-    default = False
-    if fix:
-        grace = w.grace_ms
-    elif not profile.join_window_grace:
-        # before KIP-328 the stores keep JoinWindows#maintainMs(), 1 day by default (a window that
-        # does not fit is rejected by reference.model.topology.check_topology)
-        grace, default = DAY_MS - size, True
-    elif w.grace_ms is None:
-        grace, default = max(DAY_MS - size, 0), True  # JoinWindows.of: 24 h minus the window size
-    else:
-        grace = w.grace_ms
-    return JoinSettings(w.before_ms, w.after_ms, grace, size + grace, size, fix, default)
+    stores = join_window_stores(profile, w.before_ms, w.after_ms, w.grace_ms, fix)
+    return JoinSettings(w.before_ms, w.after_ms, stores.grace_ms, stores.retention_ms, w.before_ms + w.after_ms,
+                        fix, stores.default_grace)
+
+
+def one_sided_left(spec, profile) -> bool:
+    """Before KIP-77 (0.10.0, 0.10.1) ``leftJoin`` is one-sided: only left records look up the right
+    store, left records are not stored, and the left source feeds the join processor directly."""
+    return spec.join == "left" and not profile.kip77_join_semantics
 
 
 class TimeTracker:
@@ -110,11 +112,6 @@ class TimeTracker:
         self.emit_interval_ms = emit_interval_ms
 
 
-def store_key(key):
-    """Identity of a non-null record key in the window stores (its serialized form, typed)."""
-    return key if type(key) is str else (type(key).__name__, serialized_key(key))
-
-
 class _JoinSide:
     """One side of the join: its ``KStreamJoinWindow`` step and its ``KStreamKStreamJoin`` processor."""
 
@@ -127,19 +124,85 @@ class _JoinSide:
         "scan", "throttle_from_now", "eager_reason",
     )
 
+    def __init__(self, is_left: bool, spec, profile, settings: JoinSettings, stores, joiner,
+                 tracker: Optional[TimeTracker] = None, outer_store: Optional[OuterJoinStore] = None):
+        """``stores``: the (left, right) window stores (left None for the one-sided left join);
+        ``tracker`` and ``outer_store``: the state both sides share (spurious-result fix only)."""
+        self.is_left = is_left
+        self.side, self.other = ("left", "right") if is_left else ("right", "left")
+        self.side_byte, self.other_byte = (LEFT_SIDE, RIGHT_SIDE) if is_left else (RIGHT_SIDE, LEFT_SIDE)
+        self.join_kind = spec.join
+        self.join_before, self.join_after, self.before_name, self.after_name = self._lookup_bounds(profile, settings)
+        self.window_before, self.window_after = settings.before_ms, settings.after_ms
+        self.grace = settings.grace_ms
+        self.outer = self._is_outer(spec.join)
+        one_sided = one_sided_left(spec, profile)
+        self.joins = self._joins(one_sided)
+        self.has_window_step = self._has_window_step(one_sided)
+        self.store, self.other_store = stores if is_left else stores[::-1]
+        self.tracker = tracker
+        self.outer_store = outer_store
+        self.joiner = joiner
+        self.ts_max = profile.output_ts_max
+        self.kip77 = profile.kip77_join_semantics
+        self.null_key_to_join = profile.null_key_outer_emit
+        self.advance_on_drop = profile.stream_time_advanced_by_dropped
+        self.null_key_throws = profile.stream_join_null_key_throws
+        self.scan = self._scan_kind(profile)
+        self.throttle_from_now = profile.emit_throttle_from_now
+        self.eager_reason = self._eager_reason(profile)
+
+    # -- settings derived from the spec and the profile ------------------------------------------
+    def _lookup_bounds(self, profile, settings: JoinSettings):
+        """``(before, after, before name, after name)`` of this side's lookup ``[t - before, t + after]``:
+        the right side looks up with the bounds swapped since 0.10.1 [right_join_swaps_window_bounds]."""
+        if self.is_left or not profile.right_join_swaps_window_bounds:
+            return settings.before_ms, settings.after_ms, "before", "after"
+        return settings.after_ms, settings.before_ms, "after", "before"
+
+    def _is_outer(self, join: str) -> bool:
+        """Whether an unmatched record of this side is emitted with null (left side of a left join,
+        both sides of an outer join)."""
+        return join == "outer" or (join == "left" and self.is_left)
+
+    def _joins(self, one_sided: bool) -> bool:
+        """Whether this side's records look up the other store (not the one-sided left join's right side)."""
+        return not (one_sided and not self.is_left)
+
+    def _has_window_step(self, one_sided: bool) -> bool:
+        """Whether this side has a ``KStreamJoinWindow`` (not the one-sided left join's left side)."""
+        return not (one_sided and self.is_left)
+
+    @staticmethod
+    def _scan_kind(profile) -> str:
+        """Which emission scan the release runs (see the module docstring)."""
+        if profile.outer_scan_per_side_lookback:
+            return SCAN_PER_SIDE
+        if profile.outer_scan_early_exit_before_bound:
+            return SCAN_UNTIL_OPEN_BEFORE_BOUND
+        return SCAN_UNTIL_OPEN_AFTER_BOUND
+
+    @staticmethod
+    def _eager_reason(profile) -> str:
+        """Why an unmatched record is emitted at once without the fix, for explanations."""
+        if profile.time_difference_windows:
+            return "JoinWindows.of keeps the eager semantics"
+        return "eager semantics before 3.1"
+
     def process(self, key, value, ts, ctx):
         """The windowed step: forward to this side's join processor, then put into this side's store."""
         if key is None:
             self._null_key(value, ts, ctx)
             return
-        key_id = key if type(key) is str else store_key(key)
+        # an ASCII string is its own identity (the hot path); key_identity for the rest
+        key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
         if value is None:
             self._null_value(key, key_id, ts, ctx)
         elif self.joins:
             self._join(key, key_id, value, ts, ctx)
         store = self.store
         if store is not None and not store.put(key_id, value, ts, ctx.input_index) and value is not None:
-            ctx.drop("expired_window_put", self._why_expired(store, key, value, ts) if ctx.explain else None)
+            ctx.drop(DropReason.EXPIRED_WINDOW_PUT, self._why_expired(store, key, value, ts) if ctx.explain else None)
 
     # -- the join processor ----------------------------------------------------------------------
     def _join(self, key, key_id, value, ts, ctx):
@@ -158,7 +221,7 @@ class _JoinSide:
         matches = self.other_store.fetch(key_id, lo, hi)
         if matches:
             if self.outer_store is not None:  # the partners found a match: never emitted with null
-                self.outer_store.delete_matched(self.other_byte, key, matches)
+                self.outer_store.delete_matched(self.other_byte, key_id, matches)
             if ctx.explain:
                 self._emit_matches_explained(key, value, ts, lo, hi, matches, ctx)
                 return
@@ -187,7 +250,7 @@ class _JoinSide:
             else:
                 if ts < tracker.min_time:
                     tracker.min_time = ts
-                self.outer_store.put(ts, self.side_byte, key, serialized_key(key), value, ctx.input_index)
+                self.outer_store.put(ts, self.side_byte, key, key_id, value, ctx.input_index)
 
     def _with_null(self, value):
         return self.joiner(value, None) if self.is_left else self.joiner(None, value)
@@ -196,15 +259,14 @@ class _JoinSide:
         if not self.has_window_step:
             # the one-sided pre-KIP-77 leftJoin wires the left source straight to the join processor
             if self.null_key_throws:
-                ctx.fail("StreamsException: Record key for KStream-KStream join operator with other window state "
-                         "store should not be null (KStreamKStreamJoin, 0.10.0)")
-            ctx.drop("null_key", Why("null_key", f"null key on the left (ts {ts}): the one-sided left join "
-                                     "processor ignores it", ref="KAFKA-3561") if ctx.explain else None)
+                ctx.fail(FailureCode.STREAM_JOIN_NULL_KEY)
+            ctx.drop(DropReason.NULL_KEY, Why("null_key", f"null key on the left (ts {ts}): the one-sided left "
+                                              "join processor ignores it", ref="KAFKA-3561") if ctx.explain else None)
             return
         if not self.null_key_to_join:
-            ctx.drop("null_key", Why("null_key", f"null key on the {self.side} (ts {ts}): KStreamJoinWindow neither "
-                                     "forwards nor stores it (silently dropped before 3.7)",
-                                     ref="KStreamJoinWindow") if ctx.explain else None)
+            ctx.drop(DropReason.NULL_KEY, Why("null_key", f"null key on the {self.side} (ts {ts}): KStreamJoinWindow "
+                                              "neither forwards nor stores it (silently dropped before 3.7)",
+                                              ref="KStreamJoinWindow") if ctx.explain else None)
             return
         tracker = self.tracker
         if tracker is not None and ts > tracker.stream_time:
@@ -221,21 +283,21 @@ class _JoinSide:
                       f"outer sides emit null-key records, KIP-962)", ref=_REF)
         else:
             why = None
-        ctx.drop("null_key", why)
+        ctx.drop(DropReason.NULL_KEY, why)
 
     def _null_value(self, key, key_id, ts, ctx):
         if not self.joins:
-            ctx.drop("null_value", Why("null_value", f"null value on the {self.side} (ts {ts}): a one-sided left "
-                                       "join only stores right records, and a null value stores nothing",
-                                       ref="KStreamJoinWindow") if ctx.explain else None)
+            ctx.drop(DropReason.NULL_VALUE, Why("null_value", f"null value on the {self.side} (ts {ts}): a one-sided "
+                                                "left join only stores right records, and a null value stores nothing",
+                                                ref="KStreamJoinWindow") if ctx.explain else None)
             return
         if self.kip77:
             tracker = self.tracker
             if self.advance_on_drop and tracker is not None and ts > tracker.stream_time:
                 tracker.stream_time = ts  # KIP-962: the dropped record still moves the shared clock
-            ctx.drop("null_value", Why("null_value", f"null value on the {self.side} (ts {ts}): dropped by the "
-                                       f"join processor, and a null value is never stored{self._null_put_note(ts)}",
-                                       ref="KIP-77") if ctx.explain else None)
+            ctx.drop(DropReason.NULL_VALUE, Why("null_value", f"null value on the {self.side} (ts {ts}): dropped by "
+                                                f"the join processor, and a null value is never stored"
+                                                f"{self._null_put_note(ts)}", ref="KIP-77") if ctx.explain else None)
             return
         self._join(key, key_id, None, ts, ctx)  # before KIP-77 a null value is joined like any value
 
@@ -375,6 +437,13 @@ class StreamStreamJoinTask:
 
     __slots__ = ("settings", "left", "right", "left_store", "right_store", "outer_store", "tracker")
 
+    def __init__(self, settings: JoinSettings, left: _JoinSide, right: _JoinSide, left_store, right_store,
+                 outer_store: Optional[OuterJoinStore], tracker: Optional[TimeTracker]):
+        self.settings = settings
+        self.left, self.right = left, right
+        self.left_store, self.right_store = left_store, right_store
+        self.outer_store, self.tracker = outer_store, tracker
+
     def process(self, topic, key, value, ts, ctx):
         if topic == "left":
             self.left.process(key, value, ts, ctx)
@@ -411,8 +480,7 @@ def build(spec, profile, config, instance_state) -> StreamStreamJoinTask:
     """One task's join processors and stores for ``spec`` under ``profile``."""
     settings = join_settings(spec, profile)
     joiner = make_joiner(spec.joiner, spec.joiner_separator)
-    one_sided_left = spec.join == "left" and not profile.kip77_join_semantics
-    left_store = None if one_sided_left else _window_store(settings, profile, config)
+    left_store = None if one_sided_left(spec, profile) else _window_store(settings, profile, config)
     right_store = _window_store(settings, profile, config)
 
     outer_store: Optional[OuterJoinStore] = None
@@ -424,50 +492,9 @@ def build(spec, profile, config, instance_state) -> StreamStreamJoinTask:
         else:  # 3.1-3.4.0: one tracker per join for the whole instance (KAFKA-14862)
             tracker = instance_state.setdefault(_TRACKER_KEY, TimeTracker(config.emit_interval_ms))
 
-    if profile.outer_scan_per_side_lookback:
-        scan = SCAN_PER_SIDE
-    elif profile.outer_scan_early_exit_before_bound:
-        scan = SCAN_UNTIL_OPEN_BEFORE_BOUND
-    else:
-        scan = SCAN_UNTIL_OPEN_AFTER_BOUND
-    eager_reason = "JoinWindows.of keeps the eager semantics" if profile.time_difference_windows else \
-        "eager semantics before 3.1"
-
-    def side(is_left: bool) -> _JoinSide:
-        s = _JoinSide()
-        s.side, s.other = ("left", "right") if is_left else ("right", "left")
-        s.side_byte, s.other_byte = (LEFT_SIDE, RIGHT_SIDE) if is_left else (RIGHT_SIDE, LEFT_SIDE)
-        s.is_left = is_left
-        s.join_kind = spec.join
-        if is_left or not profile.right_join_swaps_window_bounds:
-            s.join_before, s.join_after = settings.before_ms, settings.after_ms
-            s.before_name, s.after_name = "before", "after"
-        else:
-            s.join_before, s.join_after = settings.after_ms, settings.before_ms
-            s.before_name, s.after_name = "after", "before"
-        s.window_before, s.window_after = settings.before_ms, settings.after_ms
-        s.grace = settings.grace_ms
-        s.outer = spec.join == "outer" or (spec.join == "left" and is_left)
-        s.joins = not (one_sided_left and not is_left)
-        s.has_window_step = not (one_sided_left and is_left)
-        s.store, s.other_store = (left_store, right_store) if is_left else (right_store, left_store)
-        s.tracker = tracker
-        s.outer_store = outer_store
-        s.joiner = joiner
-        s.ts_max = profile.output_ts_max
-        s.kip77 = profile.kip77_join_semantics
-        s.null_key_to_join = profile.null_key_outer_emit
-        s.advance_on_drop = profile.stream_time_advanced_by_dropped
-        s.null_key_throws = profile.stream_join_null_key_throws
-        s.scan = scan
-        s.throttle_from_now = profile.emit_throttle_from_now
-        s.eager_reason = eager_reason
-        return s
-
-    task_clock = any(getattr(s, "task_clock", False) for s in (left_store, right_store))
-    task = _TaskClockJoinTask() if task_clock else StreamStreamJoinTask()
-    task.settings = settings
-    task.left, task.right = side(True), side(False)
-    task.left_store, task.right_store = left_store, right_store
-    task.outer_store, task.tracker = outer_store, tracker
-    return task
+    stores = (left_store, right_store)
+    left = _JoinSide(True, spec, profile, settings, stores, joiner, tracker, outer_store)
+    right = _JoinSide(False, spec, profile, settings, stores, joiner, tracker, outer_store)
+    task_clock = any(getattr(s, "task_clock", False) for s in stores)
+    task_class = _TaskClockJoinTask if task_clock else StreamStreamJoinTask
+    return task_class(settings, left, right, left_store, right_store, outer_store, tracker)

@@ -18,21 +18,21 @@ Topic ``left`` is the stream, ``right`` the table. Rules, per release (profile r
   with a grace period dies on a null-key stream record: the buffer's put throws
   ``NullPointerException("key cannot be null")`` (3.6 still dropped it).
 - Before 0.10.2 a null-key table record kills the application (see :mod:`reference.joins.table_source`).
+- Keys: the table store and the lookups use the key's identity
+  (:func:`reference.model.keys.key_identity`): a stream key finds a table row exactly when their
+  serialized bytes are equal (``1``, ``1.0``, ``true`` and ``"1"`` are four keys); outputs keep
+  the stream record's own key.
 """
 from __future__ import annotations
 
+from reference.model.codes import DropReason, FailureCode
+from reference.model.keys import key_identity
 from reference.runtime.explain import Stored, Why, show
 from reference.stores.grace_buffer import StreamTableGraceBuffer
 from reference.model.joiners import make_joiner
 from reference.joins.table_source import TableSource, make_store
 
 _REF = "KStreamKTableJoinProcessor"
-_NULL_KEY_BUFFER_FAILURE = (
-    "NullPointerException: key cannot be null (RocksDBTimeOrderedKeyValueBuffer.put): a stream-table "
-    "left join with a grace period passes null-key stream records to its buffer since KIP-962 (3.7)")
-_NULL_KEY_TABLE_FAILURE = (
-    "StreamsException: a null-key table record kills the application before 0.10.2 (0.10.1: 'Record key "
-    "for the source KTable from store name ... should not be null'; 0.10.0: the table store fails on flush)")
 
 
 def build(spec, profile, config, instance_state):
@@ -51,8 +51,7 @@ class StreamTableJoin:
         store = make_store(spec.table)
         self.table = TableSource("right", store, send_old_values=False,
                                  emit_on_change=profile.ktable_emit_on_change,
-                                 null_key_fatal=not profile.kip77_join_semantics,
-                                 fatal_message=_NULL_KEY_TABLE_FAILURE)
+                                 null_key_fatal=not profile.kip77_join_semantics)
         self.store = store
         self.versioned = store.versioned
         self.rows = None if store.versioned else store.rows
@@ -62,7 +61,9 @@ class StreamTableJoin:
 
     def process(self, topic, key, value, ts, ctx):
         if topic != "left":
-            self.table.update(key, value, ts, ctx)
+            # an ASCII string is its own identity (the hot path); key_identity for the rest
+            self.table.update(key, key if key.__class__ is str and key.isascii() else key_identity(key),
+                              value, ts, ctx)
             return
         if (key is None or value is None) and not self._survives_null_check(key, value, ts, ctx):
             return
@@ -75,10 +76,9 @@ class StreamTableJoin:
     def _join(self, key, value, ts, input_index, ctx, via):
         if key is None:
             row = None
-        elif self.versioned:
-            row = self.store.get_as_of(key, ts)
         else:
-            row = self.rows.get(key)
+            key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
+            row = self.store.get_as_of(key_id, ts) if self.versioned else self.rows.get(key_id)
         if row is None:
             if not self.left_join:
                 return
@@ -91,20 +91,20 @@ class StreamTableJoin:
         if key is None:
             if value is not None and self.null_key_left_emit:
                 return True  # KIP-962: joined with a null table value, key stays null
-            reason, text = "null_key", f"stream record null:{show(value)}@{ts} has a null key: dropped"
+            reason, text = DropReason.NULL_KEY, f"stream record null:{show(value)}@{ts} has a null key: dropped"
         elif not self.drop_null_values:
             return True  # before KIP-77 a null stream value is handed to the joiner
         else:
-            reason, text = "null_value", f"stream record {show(key)}:null@{ts} has a null value: dropped"
+            reason, text = DropReason.NULL_VALUE, f"stream record {show(key)}:null@{ts} has a null value: dropped"
         why = None
         if ctx.explain:
-            why = Why(reason, text + " ('Skipping record due to null join key or value')", ref=f"{_REF}, KIP-77")
+            why = Why(reason.code, text + " ('Skipping record due to null join key or value')", ref=f"{_REF}, KIP-77")
         ctx.drop(reason, why)
         return False
 
     def _buffer_then_join(self, buffer, key, value, ts, ctx):
         if key is None:
-            ctx.fail(_NULL_KEY_BUFFER_FAILURE)
+            ctx.fail(FailureCode.GRACE_BUFFER_NULL_KEY)
         observed = buffer.observed_stream_time
         if not buffer.put(key, value, ts, ctx.input_index):
             self._join(key, value, ts, ctx.input_index, ctx, ("late", observed))

@@ -19,13 +19,17 @@ Rules, per release (read from the profile by the join modules and passed in):
 - Forwarding: ``Change(new, old)`` where old is the stored value before the put if old values are
   enabled for this source (``enableSendingOldValues``), else null.
 
-``update`` returns ``(old_value, is_latest)`` for a forwarded change and None when the source
-forwards nothing (the reason is recorded with ``ctx.drop``).
+``update(key, key_id, value, ts, ctx)`` takes the record's key and its identity
+(:func:`reference.model.keys.key_identity`, what the store is keyed by: keys are equal exactly when
+their serialized bytes are, as in Kafka; the key itself is kept for explanations). It returns
+``(old_value, is_latest)`` for a forwarded change and None when the source forwards nothing (the
+reason is recorded with ``ctx.drop``).
 """
 from __future__ import annotations
 
 import json
 
+from reference.model.codes import DropReason, FailureCode
 from reference.runtime.explain import Stored, Why, show
 from reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_PUT, KeyValueStore
 from reference.stores.versioned_store import VersionedKeyValueStore
@@ -48,17 +52,16 @@ def _serialized(value) -> str:
 class TableSource:
     """``KTableSource`` of one input table of one task."""
 
-    __slots__ = ("side", "store", "rows", "put", "send_old_values", "null_key_fatal", "fatal_message", "update")
+    __slots__ = ("side", "store", "rows", "put", "send_old_values", "null_key_fatal", "update")
 
     def __init__(self, side: str, store, send_old_values: bool, emit_on_change: bool = False,
-                 null_key_fatal: bool = False, fatal_message: str = ""):
+                 null_key_fatal: bool = False):
         self.side = side
         self.store = store
         self.rows = None if store.versioned else store.rows  # read-only fast path for old values
         self.put = store.put
         self.send_old_values = send_old_values
-        self.null_key_fatal = null_key_fatal
-        self.fatal_message = fatal_message
+        self.null_key_fatal = null_key_fatal  # before 0.10.2: FailureCode.TABLE_SOURCE_NULL_KEY
         if store.versioned:
             self.update = self._update_versioned
         elif emit_on_change:
@@ -69,53 +72,53 @@ class TableSource:
             self.update = self._update
 
     # --- unversioned store ---------------------------------------------------------------------
-    def _update(self, key, value, ts, ctx):
+    def _update(self, key, key_id, value, ts, ctx):
         if key is None:
             return self._null_key(ctx, value, ts)
-        self.put(key, value, ts, ctx.input_index)
+        self.put(key_id, value, ts, ctx.input_index)
         return _NO_OLD_LATEST
 
-    def _update_with_old(self, key, value, ts, ctx):
+    def _update_with_old(self, key, key_id, value, ts, ctx):
         if key is None:
             return self._null_key(ctx, value, ts)
-        old = self.rows.get(key)
-        self.put(key, value, ts, ctx.input_index)
+        old = self.rows.get(key_id)
+        self.put(key_id, value, ts, ctx.input_index)
         return _NO_OLD_LATEST if old is None else (old[0], True)
 
-    def _update_emit_on_change(self, key, value, ts, ctx):
+    def _update_emit_on_change(self, key, key_id, value, ts, ctx):
         # KIP-557 (2.6.0, 2.6.1, 2.7.0): putIfDifferentValues compares the serialized
         # ValueAndTimestamp bytes; a null new value serializes to null, as does an absent row
         if key is None:
             return self._null_key(ctx, value, ts)
-        old = self.rows.get(key)
+        old = self.rows.get(key_id)
         if old is None and value is None:
             return self._idempotent(ctx, key, value, ts, None)
         if old is not None and value is not None and ts >= old[1] and _serialized(value) == _serialized(old[0]):
             return self._idempotent(ctx, key, value, ts, old)
-        self.put(key, value, ts, ctx.input_index)
+        self.put(key_id, value, ts, ctx.input_index)
         return (old[0] if old is not None and self.send_old_values else None, True)
 
     # --- versioned store -----------------------------------------------------------------------
-    def _update_versioned(self, key, value, ts, ctx):
+    def _update_versioned(self, key, key_id, value, ts, ctx):
         if key is None:
             return self._null_key(ctx, value, ts)
-        old = self.store.get(key) if self.send_old_values else None
-        code = self.put(key, value, ts, ctx.input_index)
+        old = self.store.get(key_id) if self.send_old_values else None
+        code = self.put(key_id, value, ts, ctx.input_index)
         if code is PUT_NOT_PUT:
-            ctx.drop("expired_versioned_put", self._why_expired(ctx, key, value, ts) if ctx.explain else None)
+            ctx.drop(DropReason.EXPIRED_VERSIONED_PUT, self._why_expired(ctx, key, value, ts) if ctx.explain else None)
             return None
         return (None if old is None else old[0], code is PUT_IS_LATEST)
 
     # --- drops ---------------------------------------------------------------------------------
     def _null_key(self, ctx, value, ts):
         if self.null_key_fatal:
-            ctx.fail(self.fatal_message)
+            ctx.fail(FailureCode.TABLE_SOURCE_NULL_KEY)
         why = None
         if ctx.explain:
             why = Why("null_key", f"{self.side} table record null:{show(value)}@{ts} has a null key: "
                       "skipped by the KTable source ('Skipping record due to null key')",
                       ref="KTableSource, KAFKA-4613")
-        ctx.drop("null_key", why)
+        ctx.drop(DropReason.NULL_KEY, why)
         return None
 
     def _idempotent(self, ctx, key, value, ts, old):
@@ -130,7 +133,7 @@ class TableSource:
                         f"and ts {ts} >= stored ts {old[1]}: skipped as idempotent (emit-on-change, 2.6.0-2.7.0)")
                 joined = (Stored(self.side, key, old[0], old[1], old[2]),)
             why = Why("idempotent_update", text, joined, ref="KIP-557, removed by KAFKA-12508")
-        ctx.drop("idempotent_update", why)
+        ctx.drop(DropReason.IDEMPOTENT_UPDATE, why)
         return None
 
     def _why_expired(self, ctx, key, value, ts):

@@ -29,18 +29,17 @@ Output ts [``output_ts_max``, 2.3, KAFKA-6455]: ``max(ts, other ts)`` when the o
 else the record's ts; before 2.3 always the triggering record's ts.
 Versioned parents [``versioned_tables``, 3.5, KIP-914]: an update that is not the newest version
 of its key in a versioned table is dropped by that side's join processor.
+Keys: both stores and the lookups use the key's identity (:func:`reference.model.keys.key_identity`):
+an update finds the other table's row exactly when their serialized keys are equal (``1``, ``1.0``,
+``true`` and ``"1"`` are four keys); outputs keep the update's own key.
 """
 from __future__ import annotations
 
+from reference.model.codes import DropReason
+from reference.model.keys import key_identity
 from reference.runtime.explain import Stored, Why, show
 from reference.model.joiners import make_joiner
 from reference.joins.table_source import TableSource, make_store
-
-_NULL_KEY_FAILURE = (
-    "StreamsException: a null-key KTable record kills the application before 0.10.2 (0.10.1: 'Record key "
-    "for the source KTable from store name ... should not be null'; 0.10.0: 'Record key for KTable join "
-    "operator should not be null')")
-
 
 def build(spec, profile, config, instance_state):
     return TableTableJoin(spec, profile)
@@ -61,7 +60,7 @@ class TableTableJoin:
         sources = {}
         for side, table, old in (("left", spec.left_table, left_old), ("right", spec.right_table, right_old)):
             sources[side] = TableSource(side, make_store(table), old, emit_on_change=profile.ktable_emit_on_change,
-                                        null_key_fatal=not kip77, fatal_message=_NULL_KEY_FAILURE)
+                                        null_key_fatal=not kip77)
         left_rule, right_rule = (_KIP77_RULES if kip77 else _LEGACY_RULES)[spec.join]
         self.left = JoinSide("left", "right", sources["left"], sources["right"].store, left_rule, spec, profile)
         self.right = JoinSide("right", "left", sources["right"], sources["left"].store, right_rule, spec, profile)
@@ -71,13 +70,15 @@ class TableTableJoin:
 
     def process(self, topic, key, value, ts, ctx):
         side = self.left if topic == "left" else self.right
-        change = side.source.update(key, value, ts, ctx)
+        # an ASCII string is its own identity (the hot path); key_identity for the rest (None stays None)
+        key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
+        change = side.source.update(key, key_id, value, ts, ctx)
         if change is None:
             return  # dropped by the table source (reason recorded there)
         if side.drop_not_latest and not change[1]:
-            side.drop_out_of_order(key, value, ts, ctx)
+            side.drop_out_of_order(key, key_id, value, ts, ctx)
             return
-        other = side.other_get(key)
+        other = side.other_get(key_id)
         result = side.rule(self.joiner, side.is_left, value, change[0], other, self.send_old)
         if result is None:
             return  # nothing to forward by design (no partner, or KIP-77's unnecessary tombstone)
@@ -110,15 +111,15 @@ class JoinSide:
         self.drop_not_latest = profile.versioned_tables and source.store.versioned
         self.ts_max = profile.output_ts_max
 
-    def drop_out_of_order(self, key, value, ts, ctx):
+    def drop_out_of_order(self, key, key_id, value, ts, ctx):
         why = None
         if ctx.explain:
-            newest = self.source.store.newest_ts(key)
+            newest = self.source.store.newest_ts(key_id)
             why = Why("out_of_order_versioned_update",
                       f"{self.name} table {show(key)}:{show(value)}@{ts} is not the newest version of its key "
                       f"(newest ts {newest}): stored as history, dropped by the join "
                       "('Skipping out-of-order record from versioned table')", ref="KTableKTable*Join, KIP-914")
-        ctx.drop("out_of_order_versioned_update", why)
+        ctx.drop(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE, why)
 
     def why(self, key, ts, out_ts, other, new_out, rule):
         text, ref = _RULE_TEXTS[rule]

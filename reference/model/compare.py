@@ -1,19 +1,26 @@
 """Compare an engine's output with a scenario's ``expected`` records (every ``compare`` mode).
 
-Shared by every engine: it only reads records, it models no Kafka rule. Values are compared as
-JSON (``1`` is not ``true``, ``1`` equals ``1.0`` only where JSON does). A mismatch names the
+Shared by every engine: it only reads records, it models no Kafka rule. Keys are compared as
+Kafka compares them, by serialized bytes (:func:`reference.model.keys.key_text`: ``1``, ``1.0``,
+``true`` and ``"1"`` are four keys, and so are objects whose fields come in another order);
+values are compared as JSON (``1`` is not ``true`` nor ``1.0``; object fields in any order). A mismatch names the
 output partition, the position, the expected and the actual record with their neighbours, and the
-input whose processing emitted (or should have emitted) the record.
+input whose processing emitted (or should have emitted) the record. :func:`judge` turns one
+engine's result for a scenario into a :class:`Judgement` (pass, fail or unsupported), the verdict
+of ``kssim check``.
 """
 from __future__ import annotations
 
 import bisect
+import enum
 import json
 from typing import List, Optional
 
 import attrs
 
-from reference.model.render import show
+from reference.model.errors import UnsupportedOperator
+from reference.model.keys import key_text
+from reference.model.render import describe_input, show
 from reference.model.records import NO_OLD_VALUE
 
 
@@ -86,7 +93,7 @@ def _by_partition(records):
 
 
 def _same(exp, act) -> bool:
-    if canonical(exp.key) != canonical(act.key) or canonical(exp.value) != canonical(act.value) or exp.ts != act.ts:
+    if key_text(exp.key) != key_text(act.key) or canonical(exp.value) != canonical(act.value) or exp.ts != act.ts:
         return False
     if exp.old_value is not NO_OLD_VALUE:
         if act.old_value is NO_OLD_VALUE or canonical(exp.old_value) != canonical(act.old_value):
@@ -138,7 +145,7 @@ def _compare_exact(expected, actual, checkpoints) -> Optional[Mismatch]:
 
 def _compare_sets(expected, actual) -> Optional[Mismatch]:
     def as_set(records):
-        return {(canonical(r.key), canonical(r.value), r.ts) for r in records}
+        return {(key_text(r.key), canonical(r.value), r.ts) for r in records}
 
     exp, act = as_set(expected), as_set(actual)
     if exp == act:
@@ -153,7 +160,7 @@ def _compare_latest(expected, actual, checkpoints) -> Optional[Mismatch]:
     def groups(records, point_of):
         out = {}
         for r in records:
-            out.setdefault((r.partition, point_of(r)), {})[canonical(r.key)] = canonical(r.value)
+            out.setdefault((r.partition, point_of(r)), {})[key_text(r.key)] = canonical(r.value)
         return out
 
     def actual_group(rec):
@@ -186,3 +193,44 @@ def check_failure(scenario, failure) -> Optional[str]:
     if want.message_contains and want.message_contains not in failure.message:
         return f"failure message {failure.message!r} does not contain {want.message_contains!r}"
     return None
+
+
+class Status(enum.Enum):
+    """The verdict on one scenario's run."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    #: the engine does not implement the scenario's operator (``kssim check`` skips it)
+    UNSUPPORTED = "unsupported"
+
+
+@attrs.frozen
+class Judgement:
+    """:func:`judge`'s verdict: ``status`` and, unless it passed, ``detail`` (what differs, on
+    one or more lines)."""
+
+    status: Status
+    detail: str = ""
+
+
+def judge(scenario, result) -> Judgement:
+    """The verdict on ``result`` (a RunResult, or the exception that stopped the run, e.g.
+    UnsupportedOperator) against the scenario's ``expected`` and ``expected_failure``."""
+    if isinstance(result, UnsupportedOperator):
+        return Judgement(Status.UNSUPPORTED, str(result))
+    if isinstance(result, Exception):
+        return Judgement(Status.FAIL, f"{type(result).__name__}: {result}")
+    failure_problem = check_failure(scenario, result.failure)
+    if failure_problem and scenario.expected_failure is not None:
+        return Judgement(Status.FAIL, failure_problem)
+    mismatch = compare_outputs(scenario, result.outputs)
+    if mismatch is not None:
+        detail = mismatch.describe()
+        if mismatch.input_index is not None and 0 <= mismatch.input_index < len(scenario.inputs):
+            detail += f"\n    at {describe_input(scenario, mismatch.input_index)}"
+        if result.failure is not None:
+            detail += f"\n    {result.failure}"
+        return Judgement(Status.FAIL, detail)
+    if failure_problem:
+        return Judgement(Status.FAIL, failure_problem)
+    return Judgement(Status.PASS)

@@ -1,4 +1,5 @@
 """Errors kssim reports to its users, each naming where the problem is."""
+from reference.model.codes import FailureCode
 
 
 class KssimError(Exception):
@@ -36,10 +37,20 @@ class UnsupportedOperator(KssimError):
 class KafkaWouldFail(KssimError):
     """Real Kafka Streams dies on this input (e.g. an exception in a processor).
 
-    kssim reports the failure, and at which input, instead of inventing an output.
+    kssim reports the failure, and at which input, instead of inventing an output. ``code`` is
+    the :class:`reference.model.codes.FailureCode` (a closed set, the same for every engine);
+    ``message`` is that code's message, which scenario files match with
+    ``expected_failure.message_contains``.
     """
 
-    def __init__(self, input_index, message):
+    def __init__(self, input_index, code):
+        if not isinstance(code, FailureCode):
+            raise TypeError(f"KafkaWouldFail takes a FailureCode, got {code!r}")
         self.input_index = input_index
-        self.message = message
-        super().__init__(f"Kafka Streams would fail at input {input_index}: {message}")
+        self.code = code
+        self.message = code.message
+        super().__init__(f"Kafka Streams would fail at input {input_index}: {code.message}")
+
+    def __reduce__(self):
+        # pickling (e.g. across processes) rebuilds from the arguments, not from str(self)
+        return (type(self), (self.input_index, self.code))

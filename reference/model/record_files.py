@@ -1,5 +1,5 @@
 """Captured topics as record files: JSONL or Parquet rows with topic, partition, offset, ts, key,
-value. Shared by every engine (it models no Kafka rule).
+value; and the output files of ``kssim replay``. Shared by every engine (it models no Kafka rule).
 
 The rows of the files (a folder: its data files in name order), in the order the files are given
 and in file order, are the input records: a row's position is its input index (the ``input`` that
@@ -9,22 +9,170 @@ there (``offsets_matter``) given offsets must increase within a topic partition;
 processes the rows in file order and ignores them. Bad rows are errors naming the file, the line
 (JSONL) or row (Parquet) and the field; nothing is silently lost. The Spark backend reads the same
 files with the same numbering and checks (``spark_backend/runtime/record_files.py``).
+
+The rules a row must follow are defined here once, for both engines:
+
+- :func:`parse_json`: strict JSON (a JSONL line; a Parquet ``key``/``value`` cell, which holds
+  JSON text): no ``NaN``/``Infinity``, no repeated object key, nothing after the value;
+- :func:`check_record`: the fields (:data:`RECORD_FIELDS`, :data:`REQUIRED_FIELDS`) and their
+  values (integers are Java longs, :data:`MAX_LONG`), raising a :class:`RecordProblem` (field,
+  problem) that each engine locates in its file;
+- :func:`check_parquet_columns`: a Parquet file's column types (:data:`PARQUET_KINDS`).
+
+Outputs (``kssim replay --output``): :func:`check_output_path` refuses, before any work, an output
+that is an input (or lies in an input folder), in a missing folder or with an unknown extension;
+:func:`open_output` writes one atomically (a temporary file beside it, moved into place only when
+complete: on an error or Ctrl-C nothing partial is left and an existing file is untouched).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import Iterable, Iterator, List, Tuple
+import secrets
+from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-from reference.model.errors import ScenarioError
-from reference.model.records import NO_OLD_VALUE, InputRecord
+import attrs
+
+from reference.model.errors import KssimError, ScenarioError
+from reference.model.records import InputRecord
+from reference.model.render import json_line, output_as_json
 
 RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
+REQUIRED_FIELDS = ("topic", "ts", "key", "value")
+#: partitions, offsets and timestamps are Java longs
+MAX_LONG = (1 << 63) - 1
+#: what a Parquet record file's columns may hold (``null``: a column of nulls only, as Arrow
+#: writes a column without a value); key and value are JSON text
+PARQUET_KINDS = {"topic": ("string",), "partition": ("integer",), "offset": ("integer",), "ts": ("integer",),
+                 "key": ("string",), "value": ("string",)}
+#: output files kssim replay writes
+OUTPUT_SUFFIXES = (".jsonl", ".parquet")
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+# --- the rules of a row (both engines) ----------------------------------------------------------
 
+class NotJson(ValueError):
+    """Text that is not strict JSON; ``msg`` says why."""
+
+    def __init__(self, msg):
+        self.msg = msg
+        super().__init__(msg)
+
+
+def _no_constant(name):
+    raise NotJson(f"{name} is not a JSON value")
+
+
+def _unique_keys(pairs):
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise NotJson(f"repeated object key {key!r}")
+        seen.add(key)
+    return dict(pairs)
+
+
+def parse_json(text):
+    """Strict JSON (NotJson otherwise): what Spark's JSON parser accepts too: no ``NaN`` or
+    ``Infinity``, no repeated object key, nothing but whitespace after the value."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise NotJson(exc.msg) from None
+
+
+def not_valid_json(msg) -> str:
+    """The problem of a JSONL line that is not strict JSON."""
+    return f"not valid JSON: {msg}"
+
+
+#: the problem of a Parquet key/value that is not JSON text (the text follows)
+MUST_BE_JSON_TEXT = "must be JSON text, got "
+
+
+class RecordProblem(ValueError):
+    """What is wrong with one record, and in which ``field`` (None: the record itself); each
+    engine adds where the record is (file, line, row or input record)."""
+
+    def __init__(self, field, problem):
+        self.field = field
+        self.problem = problem
+        super().__init__(f"field {field}: {problem}" if field else problem)
+
+
+def _is_long(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_LONG
+
+
+def no_such_partition(partition, topic, count) -> str:
+    return f"partition {partition} does not exist (config.partitions: {topic!r} has {count})"
+
+
+def unknown_field(name) -> str:
+    return f"unknown field {name!r} (expected: {', '.join(RECORD_FIELDS)})"
+
+
+def check_record(row, topics: Sequence[str], partitions: Optional[Mapping[str, int]] = None):
+    """``(topic, partition, offset, ts, key, value)`` of a decoded row, or a RecordProblem.
+    ``partitions`` (topic -> count, default 1) bounds the partition; None leaves that to the
+    caller. A missing partition is 0, a missing (or null) offset is None."""
+    if not isinstance(row, dict):
+        raise RecordProblem(None, "a record must be an object")
+    for name in row:
+        if name not in RECORD_FIELDS:
+            raise RecordProblem(name, unknown_field(name))
+    for name in REQUIRED_FIELDS:
+        if name not in row:
+            raise RecordProblem(name, "missing required field")
+    topic = row["topic"]
+    if not isinstance(topic, str) or topic not in topics:
+        raise RecordProblem("topic", f"must be one of {', '.join(topics)}, got {topic!r}")
+    partition, offset, ts = row.get("partition", 0), row.get("offset"), row["ts"]
+    if not _is_long(partition):
+        raise RecordProblem("partition", f"must be a non-negative integer, got {partition!r}")
+    if partitions is not None and partition >= partitions.get(topic, 1):
+        raise RecordProblem("partition", no_such_partition(partition, topic, partitions.get(topic, 1)))
+    if offset is not None and not _is_long(offset):
+        raise RecordProblem("offset", f"must be a non-negative integer, got {offset!r}")
+    if not _is_long(ts):
+        raise RecordProblem("ts", f"must be a non-negative integer timestamp, got {ts!r}")
+    return topic, partition, offset, ts, row["key"], row["value"]
+
+
+def check_parquet_columns(path, kinds: Mapping[str, str]) -> None:
+    """A Parquet record file's columns, given as name -> kind (``string``, ``integer``, ``null``
+    or the engine's name of another type): the record fields, of the kinds :data:`PARQUET_KINDS`
+    allows. ScenarioError naming the file and the column otherwise."""
+    for name, kind in kinds.items():
+        if name not in RECORD_FIELDS:
+            raise ScenarioError(path, f"column {name}", unknown_field(name))
+        if kind != "null" and kind not in PARQUET_KINDS[name]:
+            wanted = " or ".join("JSON text (string)" if k == "string" and name in ("key", "value") else k
+                                 for k in PARQUET_KINDS[name])
+            raise ScenarioError(path, f"column {name}", f"must hold {wanted}, got {kind}")
+    for name in REQUIRED_FIELDS:
+        if name not in kinds:
+            raise ScenarioError(path, f"column {name}", "missing required field")
+
+
+def arrow_kind(dtype) -> str:
+    """An Arrow type as a :func:`check_parquet_columns` kind (the integer types Spark reads as
+    integers: every signed one, unsigned up to 32 bits)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(dtype):
+        dtype = dtype.value_type
+    if pa.types.is_null(dtype):
+        return "null"
+    if pa.types.is_string(dtype) or pa.types.is_large_string(dtype):
+        return "string"
+    if pa.types.is_signed_integer(dtype) or dtype in (pa.uint8(), pa.uint16(), pa.uint32()):
+        return "integer"
+    return str(dtype)
+
+
+# --- reading -------------------------------------------------------------------------------------
 
 def _rows_jsonl(path) -> Iterator[Tuple[str, dict]]:
     with open(path, encoding="utf-8") as handle:
@@ -32,9 +180,9 @@ def _rows_jsonl(path) -> Iterator[Tuple[str, dict]]:
             if not line.strip():
                 continue
             try:
-                yield f"line {n}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ScenarioError(path, f"line {n}", f"not valid JSON: {exc.msg}") from None
+                yield f"line {n}", parse_json(line)
+            except NotJson as exc:
+                raise ScenarioError(path, f"line {n}", not_valid_json(exc.msg)) from None
 
 
 def _rows_parquet(path) -> Iterator[Tuple[str, dict]]:
@@ -42,8 +190,10 @@ def _rows_parquet(path) -> Iterator[Tuple[str, dict]]:
         import pyarrow.parquet as pq
     except ImportError:
         raise ScenarioError(path, "", "reading Parquet needs pyarrow (pip install 'kssim[spark]')") from None
+    source = pq.ParquetFile(path)
+    check_parquet_columns(path, {field.name: arrow_kind(field.type) for field in source.schema_arrow})
     n = 0
-    for batch in pq.ParquetFile(path).iter_batches():
+    for batch in source.iter_batches():
         for row in batch.to_pylist():
             yield f"row {n}", _decode_json_columns(path, f"row {n}", row)
             n += 1
@@ -55,9 +205,9 @@ def _decode_json_columns(path, where, row: dict) -> dict:
         text = row.get(name)
         if text is not None:
             try:
-                row[name] = json.loads(text)
-            except (TypeError, json.JSONDecodeError):
-                raise ScenarioError(path, f"{where}, field {name}", f"must be JSON text, got {text!r}") from None
+                row[name] = parse_json(text)
+            except NotJson:
+                raise ScenarioError(path, f"{where}, field {name}", MUST_BE_JSON_TEXT + repr(text)) from None
     return row
 
 
@@ -90,10 +240,13 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
     ``offsets_matter`` (``timestamp_sync``): given offsets must increase per topic partition."""
     index = 0
     last_offset = {}
-    rank = {t: i for i, t in enumerate(topics)}
+    topics = tuple(topics)
     for path in (file for given in paths for file in data_files(given)):
         for where, row in read_rows(path):
-            topic, partition, offset, ts, key, value = _check_row(path, where, row, rank, partitions)
+            try:
+                topic, partition, offset, ts, key, value = check_record(row, topics, partitions)
+            except RecordProblem as exc:
+                raise ScenarioError(path, f"{where}, field {exc.field}" if exc.field else where, exc.problem) from None
             coord = (topic, partition)
             if offset is None:
                 offset = last_offset.get(coord, -1) + 1
@@ -106,52 +259,190 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
             index += 1
 
 
-def _check_row(path, where, row, rank, partitions):
-    if not isinstance(row, dict):
-        raise ScenarioError(path, where, "a record must be an object")
-    for name in row:
-        if name not in RECORD_FIELDS:
-            raise ScenarioError(path, f"{where}, field {name}", f"unknown field (expected: {', '.join(RECORD_FIELDS)})")
-    for name in ("topic", "ts", "key", "value"):
-        if name not in row:
-            raise ScenarioError(path, f"{where}, field {name}", "missing required field")
-    topic = row["topic"]
-    if topic not in rank:
-        raise ScenarioError(path, f"{where}, field topic", f"must be one of {', '.join(rank)}, got {topic!r}")
-    partition, offset, ts = row.get("partition", 0), row.get("offset"), row["ts"]
-    if not _is_int(partition) or not 0 <= partition < partitions.get(topic, 1):
-        raise ScenarioError(path, f"{where}, field partition",
-                            f"must be a partition of {topic!r} (0 to {partitions.get(topic, 1) - 1}), got {partition!r}")
-    if offset is not None and (not _is_int(offset) or offset < 0):
-        raise ScenarioError(path, f"{where}, field offset", f"must be a non-negative integer, got {offset!r}")
-    if not _is_int(ts) or ts < 0:
-        raise ScenarioError(path, f"{where}, field ts", f"must be a non-negative integer timestamp, got {ts!r}")
-    return topic, partition, offset, ts, row["key"], row["value"]
+def load_replay_topology(path, order: str = "timestamp_sync"):
+    """A topology file (a scenario file: topology, release and config; its inputs, expected
+    output and checkpoints are not used) as the scenario of a replay processed in ``order``."""
+    from reference.model.scenario import load_topology_file
+
+    base = load_topology_file(path)
+    return attrs.evolve(base, config=attrs.evolve(base.config, order=order), expected=None, checkpoints=None)
 
 
-def output_row(rec, with_old_value: bool) -> dict:
-    """An output record with the fields of ``kssim run --format jsonl``."""
-    row = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value, "ts": rec.ts,
-           "input": rec.input_index}
-    if with_old_value:
-        row["old_value"] = None if rec.old_value is NO_OLD_VALUE else rec.old_value
-    return row
+# --- writing outputs -----------------------------------------------------------------------------
+
+class OutputPathError(KssimError):
+    """An output path kssim refuses before doing any work."""
 
 
-def write_rows(path, rows: List[dict]) -> None:
-    """JSONL (one object a line), or Parquet with ``key``/``value``/``old_value`` as JSON text,
-    as the Spark backend writes them."""
+def output_format(path) -> str:
+    """``jsonl`` or ``parquet``, from an output file's extension (OutputPathError otherwise)."""
     path = os.fspath(path)
-    if path.endswith(".parquet"):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    for suffix in OUTPUT_SUFFIXES:
+        if path.endswith(suffix):
+            return suffix[1:]
+    raise OutputPathError(f"output {path}: unknown extension (expected {' or '.join(OUTPUT_SUFFIXES)})")
 
-        json_columns = ("key", "value", "old_value")
-        # compact, in document order: the text a JSON serde writes (and the Spark backend)
-        table_rows = [{k: (None if v is None else json.dumps(v, separators=(",", ":"), ensure_ascii=False))
-                       if k in json_columns else v for k, v in row.items()} for row in rows]
-        pq.write_table(pa.Table.from_pylist(table_rows), path)
-        return
-    with open(path, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row) + "\n")
+
+def _inside(path, folder) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def clashing_input(output, inputs: Iterable, either_way: bool = False) -> Optional[str]:
+    """The input ``output`` would overwrite: the same file (also through a link), or a folder
+    given as an input that holds it (``either_way``: or an input inside ``output``, a folder);
+    None if none. Paths with a URL scheme (``hdfs://``) are not local and never clash."""
+    output = os.fspath(output)
+    if "://" in output:
+        return None
+    target = os.path.realpath(output)
+    for given in inputs:
+        given = os.fspath(given)
+        if "://" in given:
+            continue
+        source = os.path.realpath(given)
+        if _inside(target, source) or (either_way and _inside(source, target)):
+            return given
+        if os.path.exists(output) and os.path.exists(given):
+            try:
+                if os.path.samefile(output, given):
+                    return given
+            except OSError:
+                pass
+    return None
+
+
+def check_output_path(output, inputs: Iterable) -> str:
+    """Refuse, before any work, an output file that would destroy an input or that cannot be
+    written: the output is an input (or lies in an input folder), its folder does not exist, it
+    is a folder, or its extension is not ``.jsonl``/``.parquet`` (OutputPathError, exit 2).
+    Returns the output's format."""
+    output = os.fspath(output)
+    inputs = [os.fspath(p) for p in inputs]
+    clash = clashing_input(output, inputs)
+    if clash is not None:
+        what = "is the input" if os.path.realpath(output) == os.path.realpath(clash) or not os.path.isdir(clash) \
+            else "lies inside the input folder"
+        raise OutputPathError(f"output {output} {what} {clash}: refusing to overwrite a capture "
+                              f"(write the output somewhere else)")
+    fmt = output_format(output)
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise OutputPathError(f"output {output}: folder {os.path.dirname(output) or folder} does not exist")
+    if os.path.isdir(output):
+        raise OutputPathError(f"output {output} is a folder: give a file name ending in {' or '.join(OUTPUT_SUFFIXES)}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputPathError(f"output {output}: folder {os.path.dirname(output) or folder} is not writable")
+    return fmt
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """Yield a temporary file name beside ``path`` (same folder, hidden); when the block
+    completes the file replaces ``path`` at once (``os.replace``); on any error or Ctrl-C it is
+    removed and ``path`` is untouched. The file is created empty, with the usual permissions."""
+    path = os.path.abspath(os.fspath(path))
+    folder, name = os.path.split(path)
+    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.kssim-partial")
+    os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    try:
+        yield temp
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+
+
+#: the Arrow schema of an output Parquet file: what the Spark backend writes (key, value and
+#: old value as JSON text)
+def output_parquet_schema(with_old_value: bool):
+    import pyarrow as pa
+
+    fields = [("topic", pa.string()), ("partition", pa.int32()), ("key", pa.string()), ("value", pa.string()),
+              ("ts", pa.int64()), ("input", pa.int64())]
+    if with_old_value:
+        fields.append(("old_value", pa.string()))
+    return pa.schema(fields)
+
+
+def _json_text(value):
+    return None if value is None else json_line(value)
+
+
+class OutputWriter:
+    """Writes output records to an open output file: JSONL lines (:func:`render.json_line` of
+    :func:`render.output_as_json`) or Parquet rows with key/value/old_value as JSON text, in
+    batches. ``count``: records written."""
+
+    BATCH = 65536
+
+    def __init__(self, path, fmt: str, with_old_value: bool):
+        self.fmt, self.with_old_value, self.count = fmt, with_old_value, 0
+        self._rows: List[dict] = []
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            self._schema = output_parquet_schema(with_old_value)
+            self._sink = pq.ParquetWriter(path, self._schema)
+        else:
+            self._sink = open(path, "w", encoding="utf-8")
+
+    def write(self, rec) -> None:
+        obj = output_as_json(rec, self.with_old_value)
+        self.count += 1
+        if self.fmt == "jsonl":
+            self._sink.write(json_line(obj) + "\n")
+            return
+        for name in ("key", "value", "old_value"):
+            if name in obj:
+                obj[name] = _json_text(obj[name])
+        self._rows.append(obj)
+        if len(self._rows) >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self._rows:
+            self._sink.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
+            self._rows = []
+
+    def close(self) -> None:
+        if self.fmt == "parquet":
+            self._flush()
+        self._sink.close()
+
+
+@contextlib.contextmanager
+def open_output(path, with_old_value: bool = False):
+    """An :class:`OutputWriter` on ``path`` (format from its extension), written atomically
+    (:func:`atomic_path`): the file appears, complete, only when the block completes."""
+    fmt = output_format(path)
+    with atomic_path(path) as temp:
+        writer = OutputWriter(temp, fmt, with_old_value)
+        try:
+            yield writer
+        finally:
+            writer.close()
+
+
+def write_outputs(path, records, with_old_value: bool = False) -> int:
+    """Write output records to ``path`` (JSONL or Parquet, atomically); returns how many."""
+    with open_output(path, with_old_value) as writer:
+        for rec in records:
+            writer.write(rec)
+    return writer.count
+
+
+@attrs.frozen
+class ReplaySummary:
+    """What a replay did: ``outputs`` records written, ``drops`` per reason code, and the
+    ``failure`` (a KafkaWouldFail: the output stops before that input) or None."""
+
+    outputs: int
+    drops: Mapping[str, int] = attrs.field(factory=dict)
+    failure: Optional[object] = None
+
+    @property
+    def dropped(self) -> int:
+        return sum(self.drops.values())

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import attrs
 
 from reference.model.errors import TopologyError
-from reference.model.profiles import Profile
+from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS, Profile
 
 JOIN_TYPES_STREAM_STREAM = ("inner", "left", "outer")
 JOIN_TYPES_STREAM_TABLE = ("inner", "left")
@@ -208,9 +208,6 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     return OtherOperatorSpec(operator=operator, fields=dict(obj))
 
 
-DAY_MS = 24 * 60 * 60 * 1000
-
-
 def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
     """Reject what Kafka Streams' API (of the modelled release) rejects, as TopologyError.
 
@@ -262,7 +259,7 @@ def _check_join_windows(spec: StreamStreamJoinSpec, profile: Profile) -> None:
         if w.grace_ms is not None:
             raise TopologyError("topology.window.grace_ms", f"JoinWindows#grace (KIP-328) does not exist before Kafka 2.1 (modelled release {profile.release}); use grace_ms: null")
         size = w.before_ms + w.after_ms
-        if size + 1 > DAY_MS:
+        if size + 1 > DEFAULT_WINDOW_RETENTION_MS:
             # KStreamJoinWindow: the stores keep JoinWindows#maintainMs() (1 day), which must exceed the window
             raise TopologyError("topology.window", f"before Kafka 2.1 a join window of {size} ms does not fit the "
                                 "1-day retention (KStreamJoinWindow: retention must be at least the window size + 1)")

@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator, List, Optional
 
 import attrs
 
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail
 from reference.runtime.explain import Why
 from reference.model.keys import partition_for
@@ -38,8 +39,9 @@ class TaskContext:
     """What a processor sees while its task processes one input record.
 
     ``emit`` writes an output record (attributed to the current input), ``drop`` records that the
-    current input was dropped or ignored, with a reason code. ``explain`` tells processors whether
-    to build :class:`~reference.runtime.explain.Why` objects at all.
+    current input was dropped or ignored, with a :class:`~reference.model.codes.DropReason`;
+    ``fail`` stops the run with a :class:`~reference.model.codes.FailureCode`. ``explain`` tells
+    processors whether to build :class:`~reference.runtime.explain.Why` objects at all.
     """
 
     __slots__ = ("task_id", "input_index", "explain", "outputs", "drops", "collect_drops", "wall_clock_ms", "config",
@@ -69,13 +71,15 @@ class TaskContext:
             partition = self.task_id if key is None else partition_for(key, self.config.task_count)
         self.internal.append((topic, key, value, ts, partition))
 
-    def drop(self, reason: str, why: Optional[Why] = None):
+    def drop(self, reason: DropReason, why: Optional[Why] = None):
+        """The current input was dropped or ignored (wholly, or by one processor) for ``reason``."""
         if self.collect_drops:
             self.drops.append(Drop(self.input_index, reason, why))
 
-    def fail(self, message: str):
-        """Real Kafka Streams dies here (an exception escapes a processor)."""
-        raise KafkaWouldFail(self.input_index, message)
+    def fail(self, code: FailureCode):
+        """Real Kafka Streams dies here (an exception escapes a processor): raises
+        :class:`~reference.model.errors.KafkaWouldFail` with ``code`` for the current input."""
+        raise KafkaWouldFail(self.input_index, code)
 
 
 class Engine:

@@ -15,7 +15,9 @@ Models ``RocksDBTimeOrderedKeyValueBuffer`` over ``RocksDBTimeOrderedKeyValueByt
 - A null key cannot be buffered: Kafka's put throws ``NullPointerException("key cannot be
   null")`` (3.7+ left joins reach it, see :mod:`reference.joins.stream_table`).
 
-Key serialization (for tie order): :func:`reference.model.keys.serialized_key`.
+Key serialization (for tie order): :func:`reference.model.keys.serialized_key`. The buffer needs no
+key identity: every entry is unique by its sequence number, and it keeps the record's own key,
+which the join converts when it looks the table up. ``N`` below is the number of buffered records.
 """
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ SEQNUM_MASK = 0x7FFFFFFF
 
 
 class StreamTableGraceBuffer:
-    """Time-ordered buffer of stream records, released once ``grace_ms`` of stream time passed."""
+    """Time-ordered buffer of stream records, released once ``grace_ms`` of stream time passed.
+
+    Backed by a sortedcontainers ``SortedList`` of ``(ts, key bytes + seqnum, key, value,
+    input_index)`` tuples (the store key's order)."""
 
     __slots__ = ("grace_ms", "observed_stream_time", "_seqnum", "_records")
 
@@ -41,10 +46,12 @@ class StreamTableGraceBuffer:
         self._records = SortedList()
 
     def is_late(self, ts) -> bool:
+        """Whether a record at ``ts`` would be late (not buffered). Cost: O(1)."""
         return self.observed_stream_time - self.grace_ms > ts
 
     def put(self, key, value, ts, input_index=-1) -> bool:
-        """Buffer a record; False (and nothing buffered) when it is late."""
+        """Buffer a record; False (and nothing buffered) when it is late.
+        Cost: O(log N) (plus serializing the key)."""
         if self.observed_stream_time - self.grace_ms > ts:
             return False
         self._seqnum = seqnum = (self._seqnum + 1) & SEQNUM_MASK
@@ -55,7 +62,7 @@ class StreamTableGraceBuffer:
 
     def evict(self):
         """Remove and return, in store order, the records with ``ts <= observed - grace``:
-        a list of ``(key, value, ts, input_index)``."""
+        a list of ``(key, value, ts, input_index)``. Cost: O(log N) per record released."""
         records = self._records
         if not records:
             return ()
@@ -67,4 +74,5 @@ class StreamTableGraceBuffer:
         return out
 
     def __len__(self):
+        """Number of buffered records. Cost: O(1)."""
         return len(self._records)

@@ -26,6 +26,7 @@ Rules, read in ``RocksDBVersionedStore`` and its segment format (3.5 to 3.9):
 History that can no longer answer a lookup (``validTo <= observed - history_retention``) is
 pruned, so memory is bounded by the history retention. Rows are ``(value, ts, input_index)``
 tuples, as :mod:`reference.stores.kv_store` returns them (``ts`` = validFrom for history records).
+Keys are key identities (:func:`reference.model.keys.key_identity`), converted by the callers.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ NO_TIMESTAMP = -1  # ConsumerRecord.NO_TIMESTAMP, the observed time of an empty 
 
 
 class _Versions:
-    """One key: its latest value row (or None) and its history as parallel lists sorted by validFrom."""
+    """One key: its latest value row (or None) and its history as parallel Python lists sorted by
+    validFrom (``froms``, ``tos``, ``rows``; h records)."""
 
     __slots__ = ("latest", "froms", "tos", "rows")
 
@@ -49,18 +51,25 @@ class _Versions:
         self.rows: list = []  # (value or None, validFrom, input_index)
 
     def add_history(self, at, row, valid_to):
+        """Insert a history record at position ``at``. Cost: O(h) (three list inserts)."""
         self.froms.insert(at, row[1])
         self.tos.insert(at, valid_to)
         self.rows.insert(at, row)
 
     def prune(self, horizon):
+        """Drop the records with ``validTo <= horizon``. Cost: O(log h + h) (bisect, slice delete)."""
         cut = bisect_right(self.tos, horizon)
         if cut:
             del self.froms[:cut], self.tos[:cut], self.rows[:cut]
 
 
 class VersionedKeyValueStore:
-    """Per key, the latest value and the history of the last ``history_retention_ms``."""
+    """Per key, the latest value and the history of the last ``history_retention_ms``.
+
+    Backed by a ``dict`` from key identity to :class:`_Versions` (the latest row, and the history
+    as three parallel Python lists sorted by validFrom, searched with ``bisect``), and a ``deque``
+    of tombstone puts in arrival order, for forgetting keys whose history has expired. Below,
+    ``h`` is the number of retained history records of the key."""
 
     versioned = True
     __slots__ = ("history_retention_ms", "observed_stream_time", "_keys", "_tombstones")
@@ -74,7 +83,9 @@ class VersionedKeyValueStore:
         self._tombstones: deque = deque()
 
     def put(self, key, value, ts, input_index=-1) -> str:
-        """Store a version (``value`` None: a tombstone); PUT_IS_LATEST, PUT_NOT_LATEST or PUT_NOT_PUT."""
+        """Store a version (``value`` None: a tombstone); PUT_IS_LATEST, PUT_NOT_LATEST or PUT_NOT_PUT.
+
+        Cost: O(1) amortised at or after the key's latest ts (appends, pruning), else O(h) (insert)."""
         horizon = self.observed_stream_time - self.history_retention_ms
         if ts < horizon:
             return PUT_NOT_PUT
@@ -138,12 +149,16 @@ class VersionedKeyValueStore:
                     del keys[key]
 
     def get(self, key):
-        """The latest value row ``(value, ts, input_index)`` of ``key``, or None."""
+        """The latest value row ``(value, ts, input_index)`` of ``key``, or None.
+
+        Cost: O(1) expected (one dict lookup)."""
         versions = self._keys.get(key)
         return None if versions is None else versions.latest
 
     def get_as_of(self, key, as_of_ts):
-        """The row of ``key`` valid at ``as_of_ts``, or None (see the module docstring)."""
+        """The row of ``key`` valid at ``as_of_ts``, or None (see the module docstring).
+
+        Cost: O(1) when the latest value answers, else O(log h) (one bisect)."""
         versions = self._keys.get(key)
         if versions is None:
             return None
@@ -160,7 +175,9 @@ class VersionedKeyValueStore:
 
     def newest_ts(self, key):
         """Timestamp of the newest version of ``key`` (the latest value, else the end of its
-        history, which a tombstone marks), or None."""
+        history, which a tombstone marks), or None.
+
+        Cost: O(1) expected."""
         versions = self._keys.get(key)
         if versions is None:
             return None
@@ -169,11 +186,14 @@ class VersionedKeyValueStore:
         return versions.tos[-1] if versions.tos else None
 
     def history(self, key):
-        """``(value, valid_from, valid_to)`` of the retained history of ``key``, oldest first."""
+        """``(value, valid_from, valid_to)`` of the retained history of ``key``, oldest first.
+
+        Cost: O(h) (a new list)."""
         versions = self._keys.get(key)
         if versions is None:
             return []
         return [(row[0], row[1], to) for row, to in zip(versions.rows, versions.tos)]
 
     def __len__(self):
+        """Number of keys with a latest value or retained history. Cost: O(1)."""
         return len(self._keys)

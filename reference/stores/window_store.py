@@ -33,6 +33,9 @@ Common to both
 Entries are ``(ts, seq, value, input_index)`` tuples; ``seq`` is unique, so tuple order is
 (ts, insertion order). Lookups go through a per-key list; a ``SortedDict`` of time buckets (the
 RocksDB segments) says which keys to trim when time moves on, so memory stays bounded by retention.
+Keys are key identities (:func:`reference.model.keys.key_identity`), converted by the join: two
+keys are one key exactly when their serialized bytes are equal, as in Kafka. In the costs below,
+``n`` is the number of stored entries of the key, ``K`` the number of keys, ``B`` of buckets.
 """
 from __future__ import annotations
 
@@ -52,7 +55,11 @@ def segment_interval(retention_ms: int) -> int:
 
 
 class _DuplicateWindowStore:
-    """Storage shared by both flavours: per-key time-ordered entries plus time buckets for expiry."""
+    """Storage shared by both flavours: per-key time-ordered entries plus time buckets for expiry.
+
+    Backed by a ``dict`` from key identity to a Python list of entries sorted by (ts, seq), and a
+    sortedcontainers ``SortedDict`` from bucket id (``ts // bucket_ms``) to the key identities
+    that put an entry into that bucket (one list item per put)."""
 
     __slots__ = ("retention_ms", "window_size_ms", "observed_ms", "bucket_ms", "_by_key", "_buckets",
                  "_seq", "_fetch_floor", "_trimmed_below", "_newest_bucket", "_newest_bucket_keys")
@@ -74,7 +81,8 @@ class _DuplicateWindowStore:
     def fetch(self, key_id, time_from: int, time_to: int):
         """Entries of ``key_id`` with ``time_from <= ts <= time_to`` that the store shows, in order.
 
-        The result may be the store's own list: iterate it before the next put into this store."""
+        The result may be the store's own list: iterate it before the next put into this store.
+        Cost: O(1) when the range covers every entry of the key, else O(log n + m) for m returned."""
         entries = self._by_key.get(key_id)
         if not entries:
             return _EMPTY
@@ -87,13 +95,16 @@ class _DuplicateWindowStore:
         return entries[bisect_left(entries, (time_from,)):bisect_left(entries, (time_to + 1,))]
 
     def __len__(self) -> int:
+        """Number of stored entries, visible or not. Cost: O(K)."""
         return sum(len(v) for v in self._by_key.values())
 
     def keys(self):
+        """The key identities with stored entries. Cost: O(K) (a new list)."""
         return list(self._by_key)
 
     def entries(self, key_id):
-        """Every stored entry of ``key_id``, visible or not (for tests and explanations)."""
+        """Every stored entry of ``key_id``, visible or not (for tests and explanations).
+        Cost: O(n) (a new list)."""
         return list(self._by_key.get(key_id, ()))
 
     # -- writing -------------------------------------------------------------------------------
@@ -148,6 +159,9 @@ class RocksDBWindowStore(_DuplicateWindowStore):
     ``task_clock``: 2.1, the segments' clock is the task's stream time (the caller feeds it through
     :meth:`observe`). ``strict_fetch``: 3.4+. ``null_put_noop``: 2.5.1+.
     ``fetch_from_first_segment``: the 0.10.2 ``minSegmentId`` quirk.
+
+    Backed by per-key Python lists sorted by (ts, seq) and a ``SortedDict`` of buckets, one per
+    segment (see :class:`_DuplicateWindowStore`); a deleted segment is a deleted bucket.
     """
 
     __slots__ = ("live_segments", "task_clock", "strict_fetch", "null_put_noop", "fetch_from_first_segment",
@@ -167,13 +181,15 @@ class RocksDBWindowStore(_DuplicateWindowStore):
 
     @property
     def segment_interval_ms(self) -> int:
+        """The segment interval (one bucket per segment). Cost: O(1)."""
         return self.bucket_ms
 
     def segment_id(self, ts: int) -> int:
+        """The segment ``ts`` falls in (``Segments#segmentId``). Cost: O(1)."""
         return ts // self.bucket_ms
 
     def min_live_segment(self) -> int:
-        """The oldest segment id a put may still go to (older segments are deleted)."""
+        """The oldest segment id a put may still go to (older segments are deleted). Cost: O(1)."""
         if self.live_segments is not None:  # Segments before KAFKA-7072: the newest N segments
             return self.max_segment - self.live_segments + 1
         low = self.observed_ms - self.retention_ms
@@ -182,12 +198,14 @@ class RocksDBWindowStore(_DuplicateWindowStore):
 
     def observe(self, ts: int) -> None:
         """2.1: the task's stream time moved (every record of the task, before it is processed);
-        since 2.2 the store keeps its own clock and ignores this."""
+        since 2.2 the store keeps its own clock and ignores this. Cost: O(1)."""
         if self.task_clock and ts > self.observed_ms:
             self.observed_ms = ts
 
     def put(self, key_id, value, ts: int, input_index: int = -1) -> bool:
-        """Store a record; False when the store dropped the put as expired."""
+        """Store a record; False when the store dropped the put as expired.
+
+        Cost: O(1) amortised in ts order, O(n) out of order (insort); expiry O(log n) amortised per entry."""
         if value is None and self.null_put_noop:
             return True  # KAFKA-9921: a null put on a duplicate-retaining store is skipped
         if ts > self.observed_ms:
@@ -214,6 +232,7 @@ class RocksDBWindowStore(_DuplicateWindowStore):
         return True
 
     def explain_expired(self, ts: int) -> str:
+        """Why a put at ``ts`` was dropped, with the numbers (for explanations). Cost: O(1)."""
         seg = self.segment_id(ts)
         if self.live_segments is not None:
             return (f"expired put: ts {ts} falls in segment {seg} ({self.bucket_ms} ms segments), older than the "
@@ -224,7 +243,10 @@ class RocksDBWindowStore(_DuplicateWindowStore):
 
 
 class InMemoryWindowStore(_DuplicateWindowStore):
-    """``InMemoryWindowStore`` of a join side: strict retention, and a null put advances the clock."""
+    """``InMemoryWindowStore`` of a join side: strict retention, and a null put advances the clock.
+
+    Same structure as :class:`RocksDBWindowStore` (per-key sorted lists, a ``SortedDict`` of
+    buckets); here the buckets only bound memory, visibility is decided per record."""
 
     __slots__ = ()
 
@@ -232,11 +254,14 @@ class InMemoryWindowStore(_DuplicateWindowStore):
         # buckets only bound memory here; visibility is decided per record by the fetch floor
         super().__init__(retention_ms, window_size_ms, segment_interval(retention_ms))
 
-    def observe(self, ts: int) -> None:  # the in-memory store always keeps its own clock
+    def observe(self, ts: int) -> None:
+        """Ignored: the in-memory store always keeps its own clock. Cost: O(1)."""
         return None
 
     def put(self, key_id, value, ts: int, input_index: int = -1) -> bool:
-        """Store a record; False when the store dropped the put as expired."""
+        """Store a record; False when the store dropped the put as expired.
+
+        Cost: O(1) amortised in ts order, O(n) out of order (insort); expiry O(log n) amortised per entry."""
         if ts > self.observed_ms:
             self.observed_ms = ts
             floor = ts - self.retention_ms + 1
@@ -250,5 +275,6 @@ class InMemoryWindowStore(_DuplicateWindowStore):
         return True
 
     def explain_expired(self, ts: int) -> str:
+        """Why a put at ``ts`` was dropped, with the numbers (for explanations). Cost: O(1)."""
         return (f"expired put: ts {ts} <= observed {self.observed_ms} - retention {self.retention_ms} = "
                 f"{self.observed_ms - self.retention_ms}")

@@ -9,43 +9,51 @@ kafka-semantics-joins.md sections 1.3, 2, 5, 6. Per-scenario settings (windows, 
 release rules read by name): ``stream_stream_settings``.
 
 Every record of a task goes to the processor of its side (left bounds ``[t - before, t +
-after]``, right ``[t - after, t + before]``, swapped by KAFKA-4153 in 0.10.1; both clamped at 0),
-which forwards its results before ``KStreamJoinWindow`` puts the record into its side's window
-store. How each rule is computed ("window" = a running aggregate per (scenario, task) in processing
-order: a window function, or for a large ``as_listed`` replay ``prefix_scan``'s parallel blocks):
+after]``, right ``[t - after, t + before]``, swapped by KAFKA-4153 in 0.10.1,
+``right_join_swaps_window_bounds``; both clamped at 0), which forwards its results before
+``KStreamJoinWindow`` puts the record into its side's window store. How each rule is computed
+("window" = a running aggregate per (scenario, task) in processing order: a window function, or
+for a large ``as_listed`` replay ``prefix_scan``'s parallel blocks); the settings are columns
+named as the rules (``stream_stream_settings``):
 
 - nulls, per record, no window: a null key never reaches a processor before 3.7 (``null_key``);
-  since KIP-77 (0.10.2) a null value is dropped too (``null_value``), before it is joined
-  (``joiner(null, ...)``) and never stored. Since KIP-962 (3.7) an outer processor emits a null-key
-  record with a value at once (null key, its ts). Before KIP-77 ``leftJoin`` had one processor:
-  left records look up the right store and are not stored, right records are only stored; in
-  0.10.0 a null left key reaches that processor, which throws: a failure.
+  since KIP-77 (0.10.2, ``kip77_join_semantics``) a null value is dropped too (``null_value``),
+  before it is joined (``joiner(null, ...)``) and never stored. Since KIP-962 (3.7,
+  ``null_key_outer_emit``) an outer processor emits a null-key record with a value at once (null
+  key, its ts). Before KIP-77 ``leftJoin`` had one processor: left records look up the right
+  store and are not stored, right records are only stored; in 0.10.0
+  (``stream_join_null_key_throws``) a null left key reaches that processor, which throws: failure
+  ``stream_join_null_key``.
 - window stores, windows: a store's clock before a record is the max ts of the earlier puts into
-  it (a null-value put counts in memory, and in RocksDB before KAFKA-9921 / 2.5.1); in 2.1
-  (before KAFKA-7895) RocksDB expired by the task's stream time at the store's last put, a
-  second window. A stored record R is visible to the fetch at position q iff it was put before q
-  and ``R.ts >= visibleFrom``, one threshold per lookup from the other store's clock C: in memory
-  and in RocksDB since KAFKA-12960 (3.4) ``C - retention + 1``; RocksDB 2.1-3.3 (segments live
-  while ``>= segmentId(C - retention)``, KAFKA-7072) ``segmentId(C - retention) * interval``;
-  before 2.1 (the three newest segments) ``(segmentId(C) - 2) * interval``, in 0.10.2 not below
-  the first segment the store created (``Segments#minSegmentId``). Visibility is monotone in C,
-  so one threshold is exact. A put the store rejects (in memory ``ts <= C - retention``; RocksDB
-  a segment no longer live) is an ``expired_window_put`` drop; the record was joined before.
+  it (a null-value put counts in memory, and in RocksDB before KAFKA-9921 / 2.5.1,
+  ``rocksdb_null_window_put_skipped``); in 2.1 (before KAFKA-7895, ``window_store_own_clock``)
+  RocksDB expired by the task's stream time at the store's last put, a second window. A stored
+  record R is visible to the fetch at position q iff it was put before q and ``R.ts >=
+  visibleFrom``, one threshold per lookup from the other store's clock C: in memory and in RocksDB
+  since KAFKA-12960 (3.4, ``window_fetch_hides_expired``) ``C - retention + 1``; RocksDB 2.1-3.3
+  (segments live while ``>= segmentId(C - retention)``, KAFKA-7072,
+  ``rocksdb_segments_by_retention``) ``segmentId(C - retention) * interval``; before 2.1 (the
+  three newest segments) ``(segmentId(C) - 2) * interval``, in 0.10.2 not below the first segment
+  the store created (``Segments#minSegmentId``, ``rocksdb_fetch_from_first_segment``). Visibility
+  is monotone in C, so one threshold is exact. A put the store rejects (in memory ``ts <= C -
+  retention``; RocksDB a segment no longer live) is an ``expired_window_put`` drop; the record was
+  joined before.
 - matches, a range join: each lookup carries its time bucket ``ts div B`` (B is wider than any
   lookup range of the scenario) and its range ``[max(max(0, t - joinBefore), visibleFrom),
   max(0, t + joinAfter)]``; each stored record is exploded into the (at most two) buckets whose
   lookups can reach it. A left outer hash join on (scenario, task, key, bucket, store side) with
   ``R.position < q`` and the range gives every result (fetch order: ``R.ts``, then put order)
   and one row per lookup that found nothing. Results carry ``max(t, R.ts)`` since KAFKA-6455
-  (2.3), the triggering ts before.
+  (2.3, ``output_ts_max``), the triggering ts before.
 - eager left/outer results (before 3.1, and ``JoinWindows.of`` since): an outer processor that
   found nothing emits ``X-null`` at its ts at once.
-- the spurious-result fix (3.1+, ``ofTimeDifference*``, left/outer joins): truly sequential per
-  tracker (see ``stream_stream_outer``), so the shared stream time, outer store and emission scan
-  are replayed by a ``mapInArrow`` over each tracker's rows in processing order (per task since
-  KAFKA-14862 / 3.4.1, per instance before), fed only the rows that matter, selected set-based:
-  clock rows (records at or above their task's running max of clock-advancing records, a
-  window: every record since KIP-962 / 3.7, non-dropped ones before), lookups of an outer
+- the spurious-result fix (3.1+, ``time_difference_windows``: ``ofTimeDifference*``, left/outer
+  joins): truly sequential per tracker (see ``stream_stream_outer``), so the shared stream time,
+  outer store and emission scan are replayed by a ``mapInArrow`` over each tracker's rows in
+  processing order (per task since KAFKA-14862 / 3.4.1, ``stream_time_tracker_per_task``, per
+  instance before), fed only the rows that matter, selected set-based: clock rows (records at or
+  above their task's running max of clock-advancing records, a window: every record since KIP-962
+  / 3.7, ``stream_time_advanced_by_dropped``, non-dropped ones before), lookups of an outer
   processor that found nothing, and matches that delete outer entries.
 
 Output order within one input (``f1``, ``f3``): scan flushes (0, walk rank), inner results
@@ -57,21 +65,18 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
+from reference.model.codes import DropReason, FailureCode
+
 from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
 from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
 from spark_backend.joins.stream_stream_outer import PASS_COLUMNS, replay_batches
-from spark_backend.joins.stream_stream_settings import Features
+from spark_backend.joins.stream_stream_settings import LEGACY_SEGMENTS, Features
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")
 LEFT, RIGHT = 0, 1
 # how a store hides old records (see _visible_from)
 BY_CLOCK, BY_LIVE_SEGMENTS, BY_NEWEST_SEGMENTS, BY_NEWEST_SEGMENTS_FROM_FIRST = 0, 1, 2, 3
-#: segments a RocksDB window store keeps before KAFKA-7072 (2.1): ``Windows#segments``
-LEGACY_SEGMENTS = 3
-
-NULL_KEY_FAILURE = ("StreamsException: Record key for KStream-KStream join operator should not be null "
-                    "(0.10.0 leftJoin: left records reach KStreamKStreamJoin without KStreamJoinWindow's null-key check)")
 
 
 def _div(numerator: str, denominator: str):
@@ -83,7 +88,7 @@ def _div(numerator: str, denominator: str):
 def _bounds(proc_is_left):
     """(joinBefore, joinAfter) of a side's processor (KAFKA-4153 swapped the right one's)."""
     before, after = F.col("ss_before"), F.col("ss_after")
-    plain = proc_is_left | ~F.col("ss_swap_bounds")
+    plain = proc_is_left | ~F.col("right_join_swaps_window_bounds")  # [right_join_swaps_window_bounds]
     return F.when(plain, before).otherwise(after), F.when(plain, after).otherwise(before)
 
 
@@ -93,47 +98,55 @@ def _per_record(frame):
     side, join, ts = F.col("side"), F.col("join"), F.col("ts")
     left = side == LEFT
     key_null, value_null = F.col("key").isNull(), F.col("value").isNull()
-    one_sided = F.col("ss_one_sided_left")
+    one_sided = F.col("ss_one_sided_left")  # before KIP-77 [kip77_join_semantics]
+    # StreamJoined's in-memory stores [stream_joined_store_suppliers] (the loader rejects them before 2.4)
     in_memory = F.col("ss_in_memory")
     proc_outer = (left & join.isin("left", "outer")) | (~left & (join == "outer"))
-    fail = one_sided & F.col("ss_null_key_throws") & left & key_null
-    # KIP-962 (3.7): an outer processor forwards a null-key record with a value at once
-    emit_now = F.col("null_key_emit") & proc_outer & key_null & ~value_null
-    # before KIP-77 null values were joined, and leftJoin's right records never looked up
-    looks_up = ~key_null & (~F.col("kip77") | ~value_null) & ~(one_sided & ~left)
+    # [stream_join_null_key_throws] 0.10.0: the one-sided leftJoin's processor throws on a null key
+    fail = one_sided & F.col("stream_join_null_key_throws") & left & key_null
+    # [null_key_outer_emit] KIP-962 (3.7): an outer processor forwards a null-key record with a value at once
+    emit_now = F.col("null_key_outer_emit") & proc_outer & key_null & ~value_null
+    # [kip77_join_semantics] before KIP-77 null values were joined, and leftJoin's right records
+    # never looked up
+    kip77 = F.col("kip77_join_semantics")
+    looks_up = ~key_null & (~kip77 | ~value_null) & ~(one_sided & ~left)
     store_exists = ~(one_sided & left)
     drop = (F.when(fail | emit_now, F.lit(None))
-            .when(key_null, F.lit("null_key"))
-            .when(F.col("kip77") & value_null, F.lit("null_value"))
+            .when(key_null, F.lit(DropReason.NULL_KEY.code))
+            .when(kip77 & value_null, F.lit(DropReason.NULL_VALUE.code))
             # the one-sided leftJoin only stores right records: a null one is a no-op delete
-            .when(one_sided & ~left & value_null, F.lit("null_value")))
-    # KStreamJoinWindow puts every non-null key; a null value is a no-op delete that still moves
-    # an in-memory store's clock, and a RocksDB one's before KAFKA-9921 (2.5.1)
-    null_put_counts = in_memory | ~F.col("ss_null_put_skipped")
+            .when(one_sided & ~left & value_null, F.lit(DropReason.NULL_VALUE.code)))
+    # [rocksdb_null_window_put_skipped] KStreamJoinWindow puts every non-null key; a null value is
+    # a no-op delete that still moves an in-memory store's clock, and a RocksDB one's before
+    # KAFKA-9921 (2.5.1)
+    null_put_counts = in_memory | ~F.col("rocksdb_null_window_put_skipped")
     clock_put = store_exists & ~key_null & (~value_null | null_put_counts)
-    model = (F.when(in_memory | F.col("ss_hides_expired"), F.lit(BY_CLOCK))
-             .when(F.col("ss_by_retention"), F.lit(BY_LIVE_SEGMENTS))
-             .when(F.col("ss_first_segment"), F.lit(BY_NEWEST_SEGMENTS_FROM_FIRST))
+    # [window_fetch_hides_expired] [rocksdb_segments_by_retention] [rocksdb_fetch_from_first_segment]
+    model = (F.when(in_memory | F.col("window_fetch_hides_expired"), F.lit(BY_CLOCK))
+             .when(F.col("rocksdb_segments_by_retention"), F.lit(BY_LIVE_SEGMENTS))
+             .when(F.col("rocksdb_fetch_from_first_segment"), F.lit(BY_NEWEST_SEGMENTS_FROM_FIRST))
              .otherwise(F.lit(BY_NEWEST_SEGMENTS)))
     join_before, join_after = _bounds(left)
     # the bounds of the processor that looks up this record's store: the other side's
     other_before, other_after = _bounds(~left)
     before, after = F.col("ss_before"), F.col("ss_after")
-    fix = F.col("ss_fix")
+    fix = F.col("ss_fix")  # [time_difference_windows] the spurious-result fix
     replay_settings = F.when(fix, F.struct(
-        F.col("ss_per_task_clock").alias("per_task"), before.alias("ss_before"), after.alias("ss_after"),
-        F.col("ss_grace").alias("ss_grace"), F.col("ss_exit_before").alias("ss_exit_before"),
-        F.col("ss_per_side").alias("ss_per_side"), F.col("ss_emit_interval").alias("ss_emit_interval"),
-        F.col("ss_rearm_now").alias("ss_rearm_now")))
+        F.col("stream_time_tracker_per_task"), before.alias("ss_before"), after.alias("ss_after"),
+        F.col("ss_grace"), F.col("outer_scan_early_exit_before_bound"), F.col("outer_scan_per_side_lookback"),
+        F.col("ss_emit_interval"), F.col("emit_throttle_from_now")))
     return frame.select(
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
         looks_up.alias("looks_up"), (store_exists & ~key_null & ~value_null).alias("stored"),
         clock_put.alias("clock_put"), proc_outer.alias("proc_outer"), fail.alias("fail"),
         emit_now.alias("emit_now"), drop.alias("drop"),
-        # the fix's shared stream time moves on every record since KIP-962, before on joined ones
-        (F.col("ss_clock_by_dropped") | looks_up).alias("adv"),
+        # [stream_time_advanced_by_dropped] the fix's shared stream time moves on every record
+        # since KIP-962, before on joined ones
+        (F.col("stream_time_advanced_by_dropped") | looks_up).alias("adv"),
         model.alias("model"),
-        (~in_memory & F.col("ss_by_retention") & ~F.col("ss_own_clock")).alias("task_time_clock"),
+        # [window_store_own_clock] 2.1: a RocksDB store expires by the task's stream time
+        (~in_memory & F.col("rocksdb_segments_by_retention")
+         & ~F.col("window_store_own_clock")).alias("task_time_clock"),
         in_memory.alias("in_memory"), F.col("ss_retention").alias("retention"),
         F.col("ss_segment").alias("segment"),
         F.greatest(F.lit(0), ts - join_before).alias("time_from"),
@@ -144,7 +157,7 @@ def _per_record(frame):
         # (max(0, t - joinBefore) <= ts <= max(0, t + joinAfter), ts >= 0)
         F.when(ts > 0, F.greatest(F.lit(0), ts - other_after)).otherwise(F.lit(0)).alias("reach_lo"),
         (ts + other_before).alias("reach_hi"),
-        F.col("ts_max"), fix.alias("fix"), (join == "outer").alias("outer_join"),
+        F.col("output_ts_max"), fix.alias("fix"), (join == "outer").alias("outer_join"),
         replay_settings.alias("replay"),
     )
 
@@ -224,7 +237,7 @@ def _records(frame, needs: Features, block_size=None):
         clock_row.alias("cand"),
         F.greatest(F.col("time_from"), F.coalesce(_visible_from(), F.lit(0))).alias("lo"),
         F.col("time_to").alias("hi"), _div("ts", "width").alias("bucket"), reach.alias("reach"),
-        "ts_max", "fix", "outer_join", "replay",
+        "output_ts_max", "fix", "outer_join", "replay",
     )
 
 
@@ -232,7 +245,7 @@ def _matches(records):
     """Every lookup with each record it finds, in fetch order (or one null row when none)."""
     lookups = records.filter(F.col("looks_up")).select(
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts", "lo", "hi",
-        "bucket", (1 - F.col("side")).alias("jside"), "proc_outer", "adv", "cand", "ts_max", "fix",
+        "bucket", (1 - F.col("side")).alias("jside"), "proc_outer", "adv", "cand", "output_ts_max", "fix",
         "outer_join", "replay")
     stored = records.filter(F.col("reach").isNotNull()).select(
         F.col("sid").alias("s_sid"), F.col("task").alias("s_task"), F.col("key").alias("s_key"),
@@ -258,8 +271,8 @@ def _record_events(records):
     etype = (F.when(F.col("fail"), F.lit(FAILURE))
              .when(F.col("emit_now"), F.lit(OUTPUT))
              .when(F.col("drop").isNotNull() | F.col("expired"), F.lit(DROP)))
-    text = F.coalesce(F.when(F.col("fail"), F.lit(NULL_KEY_FAILURE)), F.col("drop"),
-                      F.when(F.col("expired"), F.lit("expired_window_put")))
+    text = F.coalesce(F.when(F.col("fail"), F.lit(FailureCode.STREAM_JOIN_NULL_KEY.code)), F.col("drop"),
+                      F.when(F.col("expired"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
     return events(records, etype=etype, f1=F.lit(1), f2=F.lit(b""), f3=F.lit(0), n_null=F.lit(False),
                   n_l=n_l, n_r=n_r, o_kind=F.lit(OLD_NONE), text=text)
 
@@ -269,8 +282,8 @@ def _match_events(matches):
     found = F.col("s_ts").isNotNull()
     eager = ~found & F.col("proc_outer") & ~F.col("fix")
     n_l, n_r = _joined(F.col("value"), F.when(found, F.col("s_value")))
-    # KAFKA-6455 (2.3): max of both timestamps, before the triggering record's
-    out_ts = F.when(found & F.col("ts_max"), F.greatest(F.col("ts"), F.col("s_ts"))).otherwise(F.col("ts"))
+    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the triggering record's
+    out_ts = F.when(found & F.col("output_ts_max"), F.greatest(F.col("ts"), F.col("s_ts"))).otherwise(F.col("ts"))
     return events(matches, etype=F.when(found | eager, F.lit(OUTPUT)), ts=out_ts,
                   f1=F.when(found, F.col("s_ts") + 1).otherwise(F.lit(1)), f2=F.lit(b""),
                   f3=F.when(found, F.col("s_seq")).otherwise(F.lit(0)), n_null=F.lit(False), n_l=n_l, n_r=n_r,
@@ -292,7 +305,8 @@ def _unjoined_flushes(matches, records):
     clock_only = records.filter(F.col("fix") & ~F.col("looks_up") & F.col("cand")).select(
         *passed, F.lit(False).alias("scans"), F.lit(False).alias("found"),
         F.lit(None).cast("bigint").alias("del_ts"))
-    scope = F.when(F.col("replay.per_task"), F.col("task")).otherwise(F.lit(-1))
+    # [stream_time_tracker_per_task] KAFKA-14862 (3.4.1): one tracker per task, before per instance
+    scope = F.when(F.col("replay.stream_time_tracker_per_task"), F.col("task")).otherwise(F.lit(-1))
     rows = lookups.unionByName(clock_only).select("*", scope.alias("scope"), "replay.*")
     rows = rows.repartition("sid", "scope").sortWithinPartitions("sid", "scope", "g1", "g2", "g3", "g4")
     return rows.select(*PASS_COLUMNS).mapInArrow(replay_batches, EVENT_DDL)

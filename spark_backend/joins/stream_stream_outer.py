@@ -1,5 +1,5 @@
-"""The outer store and emission scan of the 3.1+ spurious-result fix: the one sequential part of
-the Spark stream-stream join.
+"""The outer store and emission scan of the 3.1+ spurious-result fix (``time_difference_windows``):
+the one sequential part of the Spark stream-stream join.
 
 Source: ``KStreamKStreamJoin#process`` / ``#emitNonJoinedOuterRecords`` at 3.1.0, 3.1.1-3.7 and
 3.8+, ``KStreamImplJoin.TimeTracker``, ``ListValueStore``, ``TimestampedKeyAndJoinSide``
@@ -8,12 +8,14 @@ Source: ``KStreamKStreamJoin#process`` / ``#emitNonJoinedOuterRecords`` at 3.1.0
 Why sequential: whether a record's scan runs depends on the shared tracker's ``minTime`` and
 emit throttle, which the previous scans set from the store they found (3.8+ even overwrites
 ``minTime`` with every entry the walk visits), and what a scan finds depends on what earlier
-scans emitted. So each tracker is replayed (per task since KAFKA-14862 / 3.4.1, per instance
-before, interleaving its tasks in processing order) over *only the rows that matter*, selected
-set-based beforehand, one row per record (or one per match of a lookup, adjacent):
+scans emitted. So each tracker is replayed (per task since KAFKA-14862 / 3.4.1,
+``stream_time_tracker_per_task``; per instance before, interleaving its tasks in processing
+order) over *only the rows that matter*, selected set-based beforehand, one row per record (or
+one per match of a lookup, adjacent):
 
-- ``adv``: the record moves the shared stream time (every record since KIP-962, non-dropped
-  ones before); only records at or above their task's running max are sent as clock rows;
+- ``adv``: the record moves the shared stream time (every record since KIP-962,
+  ``stream_time_advanced_by_dropped``; non-dropped ones before); only records at or above their
+  task's running max are sent as clock rows;
 - ``scans``: the record reached the lookup; with ``ts == streamTime`` it runs the scan first;
 - ``found`` is false for an outer processor's lookup: it is emitted at once when
   ``max(0, ts + joinAfter) < streamTime``, else appended to the outer store (and ``minTime``);
@@ -22,23 +24,25 @@ set-based beforehand, one row per record (or one per match of a lookup, adjacent
 
 A scan of an empty store with ``minTime`` unset changes nothing (but the throttle) and is skipped.
 The store is per task, keyed ``(ts, side byte (left 1, right 0), serialized key)`` with a list of
-values per key, iterated in unsigned byte order; ``reference.model.keys`` is the key serde both
-engines share, applied to the key's JSON text as the inputs carry it. The wall
-clock stays at 0 (TopologyTestDriver), so with an emit interval > 0 only the first scan of a
-tracker passes the throttle.
+values per key, iterated in unsigned byte order: ``reference.model.keys.serialized_key``, the key
+serde both engines share, of the key parsed from its ``key_text`` (then the key's JSON type and
+text: keys with equal bytes but different types stay apart, ordered as in the reference). The wall clock stays at 0
+(TopologyTestDriver), so with an emit interval > 0 only the first scan of a tracker passes the
+throttle, which 3.5+ re-arms from the wall clock (KAFKA-13817, ``emit_throttle_from_now``).
 
 Scan of the release (``walk``):
 
-- 3.1.0: early exit iff ``minTime >= ST - joinAfter - grace``; 3.1.1-3.7 (KAFKA-13721) use the
-  processor's before bound there. The walk emits entries until the first with
-  ``ts + joinAfter + grace >= ST`` (the processor's bound) and leaves ``minTime`` at the ts of
-  the last entry it visited.
-- 3.8+ (KAFKA-15417): early exit iff ``minTime + joinAfter + grace >= ST`` in Java long
-  arithmetic (``Long.MAX_VALUE`` plus a positive bound wraps, so an empty store is scanned);
-  each entry is judged by its own side's look-back (left: after, right: before) and the walk
-  continues past open entries until both sides have an open one. Every closed entry precedes the
-  first open one of its side, so the walk emits exactly the closed entries; ``minTime`` ends at
-  the ts of the entry after which both sides were open (or the last entry).
+- 3.1.0: early exit iff ``minTime >= ST - joinAfter - grace``; 3.1.1-3.7 (KAFKA-13721,
+  ``outer_scan_early_exit_before_bound``) use the processor's before bound there. The walk emits
+  entries until the first with ``ts + joinAfter + grace >= ST`` (the processor's bound) and
+  leaves ``minTime`` at the ts of the last entry it visited.
+- 3.8+ (KAFKA-15417, ``outer_scan_per_side_lookback``): early exit iff ``minTime + joinAfter +
+  grace >= ST`` in Java long arithmetic (``Long.MAX_VALUE`` plus a positive bound wraps, so an
+  empty store is scanned); each entry is judged by its own side's look-back (left: after, right:
+  before) and the walk continues past open entries until both sides have an open one. Every
+  closed entry precedes the first open one of its side, so the walk emits exactly the closed
+  entries; ``minTime`` ends at the ts of the entry after which both sides were open (or the last
+  entry).
 """
 from __future__ import annotations
 
@@ -55,7 +59,8 @@ _SIDE_BYTE = {LEFT: 1, RIGHT: 0}
 
 PASS_COLUMNS = ("sid", "scope", "task", "idx", "g1", "g2", "g3", "g4", "side", "key", "value", "ts",
                 "adv", "scans", "proc_outer", "found", "del_ts", "ss_before", "ss_after", "ss_grace",
-                "ss_exit_before", "ss_per_side", "ss_emit_interval", "ss_rearm_now")
+                "outer_scan_early_exit_before_bound", "outer_scan_per_side_lookback", "ss_emit_interval",
+                "emit_throttle_from_now")
 
 
 def java_long(value: int) -> int:
@@ -76,12 +81,17 @@ class _Tracker:
 
 
 class _Settings:
-    __slots__ = ("before", "after", "grace", "exit_before", "per_side", "interval", "rearm_now")
+    """One scope's window, grace and emit interval, and the release rules its scans read."""
 
-    def __init__(self, before, after, grace, exit_before, per_side, interval, rearm_now):
+    __slots__ = ("before", "after", "grace", "outer_scan_early_exit_before_bound", "outer_scan_per_side_lookback",
+                 "interval", "emit_throttle_from_now")
+
+    def __init__(self, before, after, grace, outer_scan_early_exit_before_bound, outer_scan_per_side_lookback,
+                 interval, emit_throttle_from_now):
         self.before, self.after, self.grace = before, after, grace
-        self.exit_before, self.per_side = exit_before, per_side
-        self.interval, self.rearm_now = interval, rearm_now
+        self.outer_scan_early_exit_before_bound = outer_scan_early_exit_before_bound
+        self.outer_scan_per_side_lookback = outer_scan_per_side_lookback
+        self.interval, self.emit_throttle_from_now = interval, emit_throttle_from_now
 
     def join_after(self, side):
         # KStreamKStreamJoinLeftSide/RightSide: the right processor's bounds are swapped
@@ -160,24 +170,25 @@ def _scan(tracker, store, proc_side, s: _Settings):
     """``emitNonJoinedOuterRecords``: the entries this scan emits, in walk order."""
     st = tracker.stream_time
     join_after = s.join_after(proc_side)
-    if s.per_side:
+    if s.outer_scan_per_side_lookback:  # [outer_scan_per_side_lookback] KAFKA-15417 (3.8)
         if java_long(tracker.min_time + join_after + s.grace) >= st:
             return ()
     else:
-        bound = s.join_before(proc_side) if s.exit_before else join_after
+        # [outer_scan_early_exit_before_bound] KAFKA-13721 (3.1.1-3.7)
+        bound = s.join_before(proc_side) if s.outer_scan_early_exit_before_bound else join_after
         if tracker.min_time >= st - bound - s.grace:
             return ()
     # the throttle, against a wall clock frozen at 0
     now = 0
     if now < tracker.next_emit:
         return ()
-    if s.rearm_now:  # KAFKA-13817 (3.5)
+    if s.emit_throttle_from_now:  # [emit_throttle_from_now] KAFKA-13817 (3.5)
         tracker.next_emit = now + s.interval
     else:
         if tracker.next_emit == 0:
             tracker.next_emit = now
         tracker.next_emit += s.interval
-    if s.per_side:
+    if s.outer_scan_per_side_lookback:
         found, tracker.min_time = store.walk_per_side(st - s.after - s.grace, st - s.before - s.grace)
     else:
         found, tracker.min_time = store.walk_to_first_open(st - join_after - s.grace)
@@ -185,10 +196,13 @@ def _scan(tracker, store, proc_side, s: _Settings):
 
 
 class _KeyBytes(dict):
-    """Serialized key bytes per key JSON text (``reference.model.keys``)."""
+    """Per key text (``key_text``): the key's serialized bytes (``reference.model.keys``), then its
+    JSON type, which orders keys of different types with equal bytes (``"\\x01"`` and ``true``, never
+    in one Kafka topic) as the reference's store does."""
 
     def __missing__(self, text):
-        value = self[text] = serialized_key(json.loads(text))
+        key = json.loads(text)
+        value = self[text] = (serialized_key(key), type(key).__name__)
         return value
 
 
@@ -279,8 +293,9 @@ def replay_batches(batches):
             if pending is not None:
                 flush(pending)
             if this_scope != scope:
-                settings = _Settings(c["ss_before"][i], c["ss_after"][i], c["ss_grace"][i], c["ss_exit_before"][i],
-                                     c["ss_per_side"][i], c["ss_emit_interval"][i], c["ss_rearm_now"][i])
+                settings = _Settings(c["ss_before"][i], c["ss_after"][i], c["ss_grace"][i],
+                                     c["outer_scan_early_exit_before_bound"][i], c["outer_scan_per_side_lookback"][i],
+                                     c["ss_emit_interval"][i], c["emit_throttle_from_now"][i])
                 scope, replay = this_scope, ScopeReplay(settings, key_bytes, emit)
             task = c["task"][i]
             del_ts = c["del_ts"][i]

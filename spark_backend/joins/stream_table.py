@@ -6,22 +6,25 @@ Source: ``KStreamKTableJoinProcessor`` (0.10.2+; ``KStreamKTableLeftJoin`` befor
 
 Stream records only (table updates never emit). How each rule is computed:
 
-- drop check (window-free, per record): since KIP-77 (0.10.2) a null key or a null value is dropped
-  (``null_key`` / ``null_value``); since KIP-962 (3.7) a left join keeps a null-key record with a
-  value and emits ``joiner(value, null)`` with a null key at once. Before KIP-77 only null keys are
+- drop check (window-free, per record): since KIP-77 (0.10.2, ``kip77_join_semantics``) a null key
+  or a null value is dropped (``null_key`` / ``null_value``); since KIP-962 (3.7,
+  ``null_key_outer_emit``) a left join keeps a null-key record with a value and emits
+  ``joiner(value, null)`` with a null key at once. Before KIP-77 only null keys are
   skipped; a null value is joined (``joiner(null, table value)``).
 - table lookup: a *lookup* is (key, the position in the task it happens at, as-of ts). The table's
   state there is given by the stored updates of the key before that position:
   * key-value table: the last update (a window ``last`` per (scenario, task, key) over updates and
     lookups in position order); a tombstone makes the value absent;
-  * versioned table (3.5+, ``get(key, asOf)`` at the stream record's ts): answered by the per-key
-    replay of ``RocksDBVersionedStore`` (``versioned_store.py``), the lookups interleaved with the
-    puts in position order, with the store's clock at each lookup from a window max.
+  * versioned table (3.5+, ``versioned_tables``; ``get(key, asOf)`` at the stream record's ts):
+    answered by the per-key replay of ``RocksDBVersionedStore`` (``versioned_store.py``), the
+    lookups interleaved with the puts in position order, with the store's clock at each lookup
+    from a window max.
 - inner emits only when the table value exists, left always; output key = stream key, ts = the
   stream record's ts, value = ``joiner(stream value, table value)``.
-- grace buffer (KIP-923, 3.6+): the buffer's clock is the max ts of the records put into it, which
-  equals the running max over the task's earlier non-dropped stream records (a late record is
-  below the clock, so it never raises it): a window max. A record is *late* when
+- grace buffer (KIP-923, 3.6+, ``stream_table_grace``; the loader rejects ``grace_ms`` before, so
+  a ``grace`` column implies the rule): the buffer's clock is the max ts of the records put into
+  it, which equals the running max over the task's earlier non-dropped stream records (a late
+  record is below the clock, so it never raises it): a window max. A record is *late* when
   ``clock - grace > ts``: it is joined at once, as of its ts. Otherwise it is buffered, and it is
   evicted by the first put (itself included) after which ``clock >= ts + grace``: since the clock
   is monotone this is the first *new-max* put with ``ts >= ts_r + grace`` (the first point where
@@ -30,15 +33,19 @@ Stream records only (table updates never emit). How each rule is computed:
   deadlines and new-max puts ordered by time hands each deadline the next put; the deadline row,
   moved to that position, is the record's lookup.
   An evicted record is joined as of its own ts against the table at the evicting position; the
-  records evicted by one put come out ordered by (ts, serialized key bytes, buffer sequence), the
-  order of the buffer's time-first keys. Records never evicted produce nothing.
+  records evicted by one put come out ordered by (ts, serialized key bytes: ``key_bytes``, the
+  Spark twin of ``reference.model.keys.serialized_key``, buffer sequence), the order of the
+  buffer's time-first keys. Records never evicted produce nothing.
   Since 3.7 a left join sends a null-key record into the buffer, whose ``put`` throws
-  (``NullPointerException: key cannot be null``): Kafka Streams dies there (3.8/3.9 confirmed).
+  (``NullPointerException: key cannot be null``): Kafka Streams dies there (3.8/3.9 confirmed),
+  failure ``grace_buffer_null_key``.
 """
 from __future__ import annotations
 
 from pyspark.sql import Window
 from pyspark.sql import functions as F
+
+from reference.model.codes import DropReason, FailureCode
 
 from spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
 from spark_backend.joins.table_source import with_source_rules
@@ -48,39 +55,48 @@ BEFORE = (Window.unboundedPreceding, -1)
 UP_TO = (Window.unboundedPreceding, Window.currentRow)
 ORDER = ("g1", "g2", "g3", "g4")
 
-GRACE_NULL_KEY_FAILURE = ("NullPointerException: key cannot be null (the stream-table join's grace buffer "
-                          "rejects the null-key record a left join no longer drops since KIP-962)")
-
 # roles of the rows after the grace step: a record as itself, a buffered record's eviction
 # (DEADLINE, placed where it is evicted), and a clock step (STEP: a put that raised the clock)
 SELF, DEADLINE, STEP = 0, 1, 2
 
 _LONG_RANGE = (-(2 ** 63), 2 ** 63 - 1)
+_INTEGRAL = "^-?[0-9]{1,19}$"
+#: a float's key text (``reference.model.keys.key_text`` writes Python's ``repr``: a point or an
+#: exponent, or one of the non-finite names); an integer has neither
+_FLOAT = r"^(-?Infinity|NaN|-?[0-9]+\.[0-9]+([eE][-+]?[0-9]+)?|-?[0-9]+(\.[0-9]+)?[eE][-+]?[0-9]+)$"
 
 
 def key_bytes(key):
-    """The serialized key bytes of a JSON-text key, by the rules both engines share
-    (``reference.model.keys``): a string as UTF-8, a boolean as one byte, an integer as 8 bytes
-    big-endian (LongSerializer), anything else as its JSON text. (A float key, 8 IEEE bytes
-    there, is ordered by its text here.)"""
+    """The serialized key bytes (``reference.model.keys.serialized_key``) of a key column holding
+    ``key_text``, computed in Spark: a string as UTF-8, a boolean as one byte, an integer as 8
+    bytes big-endian (LongSerializer; one beyond 64 bits as its text), a float as its 8 IEEE-754
+    bytes (``Double.doubleToLongBits``, which writes NaN as Python's ``struct`` does), an array or
+    object as its JSON text. ``tests/spark/test_spark_shared_model.py`` checks it
+    against ``serialized_key`` (a native twin: a Python UDF here would cost every grace replay an
+    Arrow round trip)."""
     as_string = F.from_json(F.concat(F.lit("["), key, F.lit("]")), "array<string>").getItem(0)
-    integral = key.rlike("^-?[0-9]{1,19}$")
     number = key.cast("decimal(20,0)")
     as_long = key.cast("bigint")
+    double_bits = F.call_function("java_method", F.lit("java.lang.Double"), F.lit("doubleToLongBits"),
+                                  key.cast("double")).cast("bigint")
     return (F.when(key.startswith('"'), F.encode(as_string, "UTF-8"))
             .when(key == "true", F.unhex(F.lit("01"))).when(key == "false", F.unhex(F.lit("00")))
-            .when(integral & number.between(*_LONG_RANGE), F.unhex(F.lpad(F.hex(as_long), 16, "0")))
+            .when(key.rlike(_INTEGRAL) & number.between(*_LONG_RANGE), F.unhex(F.lpad(F.hex(as_long), 16, "0")))
+            .when(key.rlike(_FLOAT), F.unhex(F.lpad(F.hex(double_bits), 16, "0")))
             .otherwise(F.encode(key, "UTF-8")))
 
 
 def _stream_checks(frame):
     stream = F.col("side") == 0
     key_null, value_null = F.col("key").isNull(), F.col("value").isNull()
-    keeps_null_key = stream & (F.col("join") == "left") & F.col("null_key_emit") & key_null & ~value_null
+    # [null_key_outer_emit] KIP-962 (3.7): a left join forwards a null-key record with a value
+    keeps_null_key = stream & (F.col("join") == "left") & F.col("null_key_outer_emit") & key_null & ~value_null
+    # [kip77_join_semantics] since 0.10.2 a null value is dropped too (before: joined)
     drop = (F.when(~stream | keeps_null_key, F.lit(None))
-            .when(key_null, F.lit("null_key"))
-            .when(F.col("kip77") & value_null, F.lit("null_value")))
-    fail = F.when(keeps_null_key & F.col("grace").isNotNull(), F.lit(GRACE_NULL_KEY_FAILURE))
+            .when(key_null, F.lit(DropReason.NULL_KEY.code))
+            .when(F.col("kip77_join_semantics") & value_null, F.lit(DropReason.NULL_VALUE.code)))
+    # the grace buffer's put rejects that null key [stream_table_grace]
+    fail = F.when(keeps_null_key & F.col("grace").isNotNull(), F.lit(FailureCode.GRACE_BUFFER_NULL_KEY.code))
     return frame.select("*", drop.alias("drop"), fail.alias("fail"))
 
 

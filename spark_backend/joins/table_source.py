@@ -4,20 +4,23 @@ Works on a batch frame (clustered by scenario and task, with ``seq``) in which t
 are the rows with ``is_table`` and carry their table's settings ``t_ver`` (versioned store?) and
 ``t_ret`` (history retention); other rows pass through. Adds, for table rows:
 
-- ``src_fail``: real Kafka dies here. Before KIP-77 (0.10.2) a null key reached the materialized
-  source, and the store / the join threw (``StreamsException: Record key ... should not be null``).
-- ``src_drop``: why the source ignored the update, or null:
-  * ``null_key``: KTableSource skips null keys (since 0.10.2).
-  * ``expired_versioned_put`` (versioned store, KIP-889): ``ts < observedStreamTime - historyRetention``,
-    where the store's clock is the max ``ts`` put into it so far (all keys of the task; an expired
-    put cannot raise it, so a running max over the earlier non-null-key updates is exact): a
-    window max per (scenario, task) in processing order.
-  * ``idempotent_update`` (KIP-557, only 2.6.0, 2.6.1, 2.7.0: ``putIfDifferentValues``): the new
-    value's bytes equal the stored ones and ``ts >=`` the stored ts, or a tombstone for an absent
-    key. Skipped updates equal the store, so the stored value before an update is the previous
-    update's value (a window ``last``); the stored ts is the smallest ts in the current run of equal
-    values so far (the run's first update and every strictly older one were applied): a window
-    ``max`` of ``(run, -ts)`` over the earlier updates of the key, valid when its run is this one.
+- ``src_fail``: real Kafka dies here (a ``FailureCode``'s code). Before KIP-77 (0.10.2,
+  ``kip77_join_semantics``) a null key reached the materialized source, and the store / the join
+  threw: ``table_source_null_key``.
+- ``src_drop``: why the source ignored the update (a ``DropReason``'s code), or null:
+  * ``null_key``: KTableSource skips null keys (since 0.10.2, ``kip77_join_semantics``).
+  * ``expired_versioned_put`` (versioned store, KIP-889; ``versioned_tables``: the loader rejects
+    versioned tables before 3.5, so ``t_ver`` implies the rule): ``ts < observedStreamTime -
+    historyRetention``, where the store's clock is the max ``ts`` put into it so far (all keys of
+    the task; an expired put cannot raise it, so a running max over the earlier non-null-key
+    updates is exact): a window max per (scenario, task) in processing order.
+  * ``idempotent_update`` (KIP-557, ``ktable_emit_on_change``: only 2.6.0, 2.6.1, 2.7.0;
+    ``putIfDifferentValues``, key-value stores only): the new value's bytes equal the stored ones
+    and ``ts >=`` the stored ts, or a tombstone for an absent key. Skipped updates equal the store,
+    so the stored value before an update is the previous update's value (a window ``last``); the
+    stored ts is the smallest ts in the current run of equal values so far (the run's first update
+    and every strictly older one were applied): a window ``max`` of ``(run, -ts)`` over the
+    earlier updates of the key, valid when its run is this one.
 - ``stored``: the update went into the store.
 
 ``isLatest`` of a versioned put (what ``RocksDBVersionedStore#put`` returned) depends on the
@@ -28,11 +31,10 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from reference.model.codes import DropReason, FailureCode
+
 BEFORE = (Window.unboundedPreceding, -1)
 UP_TO = (Window.unboundedPreceding, Window.currentRow)
-
-NULL_KEY_FAILURE = ("null key in a KTable source: Kafka Streams before 0.10.2 has no null-key check there and "
-                    "throws (StreamsException: Record key for the source KTable should not be null)")
 
 
 def with_source_rules(frame, features):
@@ -50,13 +52,15 @@ def with_source_rules(frame, features):
         expired = table & F.col("t_ver") & ~key_null & observed.isNotNull() & (F.col("ts") < observed - F.col("t_ret"))
     frame = frame.select("*", expired.alias("src_expired"))
     idempotent = F.lit(False)
-    if features.emit_on_change:
+    if features.ktable_emit_on_change:
         frame, idempotent = _idempotent(frame, table & ~key_null & ~F.col("src_expired"))
 
-    drop = (F.when(table & key_null & F.col("kip77"), F.lit("null_key"))
-            .when(F.col("src_expired"), F.lit("expired_versioned_put"))
-            .when(idempotent, F.lit("idempotent_update")))
-    fail = F.when(table & key_null & ~F.col("kip77"), F.lit(NULL_KEY_FAILURE))
+    # [kip77_join_semantics] KTableSource skips a null key since 0.10.2; before, the source dies
+    kip77 = F.col("kip77_join_semantics")
+    drop = (F.when(table & key_null & kip77, F.lit(DropReason.NULL_KEY.code))
+            .when(F.col("src_expired"), F.lit(DropReason.EXPIRED_VERSIONED_PUT.code))
+            .when(idempotent, F.lit(DropReason.IDEMPOTENT_UPDATE.code)))
+    fail = F.when(table & key_null & ~kip77, F.lit(FailureCode.TABLE_SOURCE_NULL_KEY.code))
     frame = frame.select("*", drop.alias("src_drop"), fail.alias("src_fail"))
     return frame.select("*", (table & F.col("src_drop").isNull() & F.col("src_fail").isNull()).alias("stored")) \
         .drop("src_expired", "src_prev", "src_same", "src_run", "src_oldest")
@@ -70,7 +74,8 @@ def _idempotent(frame, in_play):
     frame = frame.select("*", previous.alias("src_prev"))
     prev_v, has_prev, value = F.col("src_prev.v"), F.col("src_prev").isNotNull(), F.col("value")
     same_as_store = F.when(value.isNull(), ~has_prev | prev_v.isNull()).otherwise(has_prev & (prev_v == value))
-    watches = F.col("emit_on_change") & ~F.col("t_ver") & in_play
+    # [ktable_emit_on_change] putIfDifferentValues (KIP-557) on a key-value store only
+    watches = F.col("ktable_emit_on_change") & ~F.col("t_ver") & in_play
     frame = frame.select("*", (watches & same_as_store).alias("src_same"))
     run = F.max(F.when(in_play & ~F.col("src_same"), F.col("seq"))).over(per_key.rowsBetween(*UP_TO))
     frame = frame.select("*", run.alias("src_run"))

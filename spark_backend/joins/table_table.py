@@ -15,10 +15,11 @@ task's updates of one key in processing order; only a versioned store's ``isLate
 - the join processors (one per side; the right side uses the reversed joiner, so every result
   reads ``joiner(left, right)``):
 
-  * versioned parent (KIP-914, 3.5+): a ``!isLatest`` update is dropped (``out_of_order_versioned``);
+  * versioned parent (KIP-914, 3.5+, ``versioned_tables``): a ``!isLatest`` update is dropped
+    (``out_of_order_versioned_update``);
   * inner: no output unless the other side has a value; then ``new ? joiner(new, other) : null``;
   * left, left side: no output if the other side is absent and new and old are both null (KIP-77's
-    unnecessary-tombstone rule); else ``new ? joiner(new, other) : null``;
+    unnecessary-tombstone rule, ``kip77_join_semantics``); else ``new ? joiner(new, other) : null``;
   * left, right side (``RightJoin``): no output unless the left value exists; then
     ``joiner(left, new)`` even for a null new value;
   * outer: like left on both sides, the result is ``joiner(new, other)`` if either exists, else a
@@ -31,13 +32,15 @@ task's updates of one key in processing order; only a versioned store's ``isLate
     ``outerJoin`` both, and a downstream that asks for old values (``send_old_values``) makes both
     sources send and the join compute the old result (``joiner(old, other)`` under the same
     conditions, ``RightJoin``: ``joiner(left, old)`` whenever the left exists);
-  * output timestamp (KAFKA-6455, 2.3+): ``max(ts, other's stored ts)`` when the other side has a
-    value, else ``ts``; before 2.3 the update's own ts.
+  * output timestamp (KAFKA-6455, 2.3+, ``output_ts_max``): ``max(ts, other's stored ts)`` when
+    the other side has a value, else ``ts``; before 2.3 the update's own ts.
 """
 from __future__ import annotations
 
 from pyspark.sql import Window
 from pyspark.sql import functions as F
+
+from reference.model.codes import DropReason
 
 from spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
 from spark_backend.joins.table_source import with_source_rules
@@ -87,7 +90,7 @@ def table_table_join(frame, features):
     ov, ots = other_state.getField("v"), other_state.getField("t")
     present = ov.isNotNull()
     right_join_side = (join == "left") & (side == 1)
-    kip77 = F.col("kip77")
+    kip77 = F.col("kip77_join_semantics")  # [kip77_join_semantics]
     # before KIP-77 every update was forwarded and inner/left only read the other side when new
     # or old was non-null
     other = F.when(~kip77 & ~right_join_side & (join != "outer") & new.isNull() & old.isNull(), F.lit(None)) \
@@ -105,14 +108,17 @@ def table_table_join(frame, features):
         .when(join == "left", old.isNotNull()) \
         .otherwise(old.isNotNull() | has_other)
     o_kind = F.when(~F.col("send_old"), F.lit(OLD_NONE)).when(old_joined, F.lit(OLD_JOINED)).otherwise(F.lit(OLD_NULL))
-    out_ts = F.when(F.col("ts_max") & present, F.greatest(F.col("ts"), ots)).otherwise(F.col("ts"))
+    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the update's own
+    out_ts = F.when(F.col("output_ts_max") & present, F.greatest(F.col("ts"), ots)).otherwise(F.col("ts"))
     n_l, n_r = _args(side, new, other)
     o_l, o_r = _args(side, old, other)
-    # KIP-914: a join whose parent is versioned drops out-of-order updates
+    # [versioned_tables] KIP-914: a join whose parent is versioned drops out-of-order updates (the
+    # loader rejects versioned tables before 3.5, so t_ver implies the rule)
     out_of_order = F.col("stored") & F.col("t_ver") & ~F.col("is_latest")
     etype = (F.when(F.col("src_fail").isNotNull(), F.lit(FAILURE))
              .when(F.col("src_drop").isNotNull() | out_of_order, F.lit(DROP))
              .when(emit, F.lit(OUTPUT)))
-    text = F.coalesce(F.col("src_fail"), F.col("src_drop"), F.when(out_of_order, F.lit("out_of_order_versioned_update")))
+    text = F.coalesce(F.col("src_fail"), F.col("src_drop"),
+                      F.when(out_of_order, F.lit(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code)))
     return events(frame, etype=etype, f1=F.lit(0), f2=F.lit(b""), f3=F.lit(0), ts=out_ts, n_null=new_null,
                   n_l=n_l, n_r=n_r, o_kind=o_kind, o_l=o_l, o_r=o_r, text=text)

@@ -6,14 +6,21 @@ Every batch (many scenarios, or one topology replayed over record files) becomes
   (the input index: position in the scenario's ``inputs`` / row in the record file), ``side``
   (0 = ``left``, 1 = ``right``: the topic's rank, which also breaks timestamp ties), ``task`` (the
   partition; task N reads partition N of each topic), ``off`` (the offset in the topic partition:
-  list order within (topic, partition), or the file's ``offset``), ``ts``, and ``key``/``value`` as
-  compact JSON text (``None`` for a JSON null, i.e. a null key or a null value / tombstone);
+  list order within (topic, partition), or the file's ``offset``), ``ts``, ``key`` as
+  ``reference.model.keys.key_text`` (the key identity both engines share: compact JSON in
+  document order, lone surrogates as ``?``) and ``value`` as compact JSON text (``None`` for a
+  JSON null, i.e. a null key or a null value / tombstone);
 - ``configs``: one row per scenario with the topology fields and the release rules the operators
-  need, read from the profile by rule name (never by comparing versions).
+  need, read from the profile by rule name (never by comparing versions); a column that carries a
+  rule is named as the rule (``reference.model.profiles.RULES``: ``kip77_join_semantics``,
+  ``output_ts_max``, ...), so grepping a rule name finds the Spark code that reads it.
 
-Keys and values stay JSON text through the whole job: equality (joins on key, KIP-557's
-idempotence check) is equality of that text, i.e. of the bytes a JSON serde writes, and the joiner
-is applied once, at the end (``outputs.py``).
+Keys and values stay JSON text through the whole job: two keys are the same key exactly when
+their ``key_text`` is equal (``1``, ``1.0``, ``true`` and ``"1"`` are four keys, as their
+serialized bytes are to Kafka), value equality (KIP-557's idempotence check) is equality of the
+bytes a JSON serde writes, and the joiner is applied once, at the end (``outputs.py``). Where an
+order depends on the key's serialized bytes, it comes from ``reference.model.keys.serialized_key``
+(``stream_stream_outer``) or its Spark twin ``stream_table.key_bytes``, tested against it.
 
 Record files (captured topics) become the same ``records`` frame: ``record_files.py``.
 """
@@ -24,6 +31,7 @@ from typing import List, Optional, Sequence
 
 import attrs
 
+from reference.model.keys import key_text
 from reference.model.topology import StreamTableJoinSpec, TableSpec, TableTableJoinSpec
 
 from spark_backend.joins import stream_stream_settings
@@ -36,8 +44,10 @@ RECORDS_DDL = ("sid INT, idx BIGINT, side INT, task INT, off BIGINT, ts BIGINT, 
 
 #: Per-scenario settings; the operator modules read them as columns (many scenarios per job).
 CONFIG_DDL = (
-    "sid INT, op STRING, join STRING, ts_sync BOOLEAN, order_key STRING, "
-    "kip77 BOOLEAN, ts_max BOOLEAN, emit_on_change BOOLEAN, null_key_emit BOOLEAN, "
+    "sid INT, op STRING, join STRING, ts_sync BOOLEAN, "
+    "partition_choice_max_head BOOLEAN, partition_choice_raw_head BOOLEAN, "
+    "kip77_join_semantics BOOLEAN, output_ts_max BOOLEAN, ktable_emit_on_change BOOLEAN, "
+    "null_key_outer_emit BOOLEAN, "
     "grace BIGINT, lver BOOLEAN, lret BIGINT, rver BOOLEAN, rret BIGINT, send_old BOOLEAN, "
     "joiner STRING, sep STRING, " + stream_stream_settings.CONFIG_DDL
 )
@@ -52,9 +62,11 @@ class Features:
     only contains the windows its scenarios use (each window is a sort of the whole batch)."""
 
     ts_sync: bool = True
+    #: versioned tables (``versioned_tables``: the loader rejects them before 3.5)
     versioned: bool = True
+    #: a stream-table grace period (``stream_table_grace``: the loader rejects it before 3.6)
     grace: bool = True
-    emit_on_change: bool = True
+    ktable_emit_on_change: bool = True
     operators: frozenset = frozenset(IMPLEMENTED)
     stream_stream: stream_stream_settings.Features = stream_stream_settings.Features()
     #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
@@ -85,12 +97,13 @@ class Features:
                    ts_sync=any(r["ts_sync"] for r in rows),
                    versioned=any(r["lver"] or r["rver"] for r in rows),
                    grace=any(r["grace"] is not None for r in rows),
-                   emit_on_change=any(r["emit_on_change"] for r in rows))
+                   ktable_emit_on_change=any(r["ktable_emit_on_change"] for r in rows))
 
 
 def json_text(value) -> str:
     """Compact JSON text in document order (no key sorting): what a JSON serde would write, so
-    equal text is equal bytes (keys, KIP-557's idempotence check) and joiners print maps in order."""
+    equal text is equal bytes (KIP-557's idempotence check) and joiners print maps in order. Keys
+    use ``reference.model.keys.key_text`` (the same text, lone surrogates replaced)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -108,14 +121,13 @@ def config_row(sid: int, scenario) -> dict:
     row = {
         "sid": sid, "op": spec.operator, "join": spec.join,
         "ts_sync": config.order == "timestamp_sync",
-        # PartitionGroup's priority key (KIP-353 / 2.4): both later rules merge partitions on the
-        # running max of their timestamps; before 2.1 on MinTimestampTracker's partition time
-        "order_key": "prefix_max" if (profile.partition_choice_raw_head or profile.partition_choice_max_head)
-        else "suffix_min",
-        "kip77": profile.kip77_join_semantics,
-        "ts_max": profile.output_ts_max,
-        "emit_on_change": profile.ktable_emit_on_change,
-        "null_key_emit": profile.null_key_outer_emit,
+        # PartitionGroup's priority key (processing_order.py)
+        "partition_choice_max_head": profile.partition_choice_max_head,
+        "partition_choice_raw_head": profile.partition_choice_raw_head,
+        "kip77_join_semantics": profile.kip77_join_semantics,
+        "output_ts_max": profile.output_ts_max,
+        "ktable_emit_on_change": profile.ktable_emit_on_change,
+        "null_key_outer_emit": profile.null_key_outer_emit,
         "grace": None, "lver": False, "lret": None, "rver": False, "rret": None,
         "send_old": False,
         "joiner": spec.joiner if isinstance(spec.joiner, str) else None,
@@ -141,7 +153,7 @@ def record_rows(sid: int, inputs) -> List[tuple]:
         off = offsets.get(part, 0)
         offsets[part] = off + 1
         rows.append((sid, rec.index, SIDES[rec.topic], rec.partition, off, rec.ts,
-                     _json_or_none(rec.key), _json_or_none(rec.value)))
+                     key_text(rec.key), _json_or_none(rec.value)))
     return rows
 
 

@@ -23,7 +23,8 @@ OLD_NONE, OLD_NULL, OLD_JOINED = 0, 1, 2
 OUTPUT, DROP, FAILURE = 0, 1, 2
 
 #: Every operator turns its frame into *events*, one per row at most: ``etype`` OUTPUT (a result
-#: row), DROP (``text`` = reason code) or FAILURE (``text`` = message), attributed to input ``idx``
+#: row), DROP (``text`` = a ``DropReason`` code) or FAILURE (``text`` = a ``FailureCode`` code;
+#: ``reference.model.codes``), attributed to input ``idx``
 #: whose processing-order key is ``g1..g4``; ``f1..f3`` order the outputs of one input.
 EVENT_DDL = ("etype INT, sid INT, task INT, idx BIGINT, g1 BIGINT, g2 BIGINT, g3 BIGINT, g4 BIGINT, "
              "f1 BIGINT, f2 BINARY, f3 BIGINT, key STRING, ts BIGINT, n_null BOOLEAN, n_l STRING, n_r STRING, "
@@ -205,7 +206,7 @@ def output_frame(events, configs, features=None, python_values=True):
 
 def write_parquet(frame, path, mode="overwrite", single_file=False, with_old_value=True):
     """Output records as Parquet (part files in output order) with the reference's columns
-    (``reference.model.record_files.write_rows``): key/value/old_value hold JSON text."""
+    (``reference.model.record_files.output_parquet_schema``): key/value/old_value hold JSON text."""
     frame = frame.drop("sid", "has_old_value", *(() if with_old_value else ("old_value",)))
     (frame.coalesce(1) if single_file else frame).write.mode(mode).parquet(path)
 

@@ -8,15 +8,16 @@ record, so the whole order is one window function per task instead of a simulate
   lower partition, as the scenario contract says): every partition is a FIFO in offset order, and
   a task repeatedly takes the head of the partition with the smallest priority key.
 
-  * 2.1-2.3 (KIP-353) the key is the monotone max of the heads seen so far, i.e. the running max
-    of ``ts`` in offset order: non-decreasing per partition, so the greedy choice is a sorted
-    merge on (running max, topic rank, offset).
-  * 2.4+ the key is the raw head timestamp. With two partitions per task this gives the same
-    order: when a head ``h`` wins, every later record of its partition that is smaller than ``h``
-    is also smaller than (or, losing ties, not better than) the other partition's head, so it is
-    taken right after ``h``; such a record's running max is ``h``. Records at or above the running
-    max have their raw ts as key. (Tested against a brute-force heap simulation.)
-  * before 2.1 the key is the partition time of ``RecordQueue``: the monotone max of
+  * 2.1-2.3 (KIP-353, ``partition_choice_max_head``) the key is the monotone max of the heads
+    seen so far, i.e. the running max of ``ts`` in offset order: non-decreasing per partition, so
+    the greedy choice is a sorted merge on (running max, topic rank, offset).
+  * 2.4+ (``partition_choice_raw_head``) the key is the raw head timestamp. With two partitions
+    per task this gives the same order: when a head ``h`` wins, every later record of its
+    partition that is smaller than ``h`` is also smaller than (or, losing ties, not better than)
+    the other partition's head, so it is taken right after ``h``; such a record's running max is
+    ``h``. Records at or above the running max have their raw ts as key. (Tested against a
+    brute-force heap simulation.)
+  * before 2.1 (neither rule) the key is the partition time of ``RecordQueue``: the monotone max of
     ``MinTimestampTracker``'s minimum over the still-buffered records, i.e. the minimum of ``ts``
     over the record and everything after it in offset order (a suffix minimum, non-decreasing).
 
@@ -49,7 +50,7 @@ def by_task(frame, features):
 
 
 def with_processing_order(records, features):
-    """``records`` with the configs' ``ts_sync``/``order_key`` columns -> adds ``g1..g4``, ``seq``.
+    """``records`` with the configs' ``ts_sync`` and ``partition_choice_*`` columns -> adds ``g1..g4``, ``seq``.
     A batch without timestamp_sync scenarios needs no window: ``seq`` is the input index."""
     if not features.ts_sync:
         zero = F.lit(0).cast("bigint")
@@ -67,8 +68,10 @@ def with_processing_order(records, features):
         return F.when(side == 0, agg(F.when(side == 0, F.col("ts"))).over(frame)) \
             .otherwise(agg(F.when(side == 1, F.col("ts"))).over(frame))
 
-    priority = F.when(F.col("order_key") == "prefix_max", own_partition(F.max, forward)) \
-        .otherwise(own_partition(F.min, backward))
+    # [partition_choice_max_head] [partition_choice_raw_head]: both merge on the running max of
+    # each partition's timestamps; before 2.1 on MinTimestampTracker's partition time (suffix min)
+    prefix_max = F.col("partition_choice_max_head") | F.col("partition_choice_raw_head")
+    priority = F.when(prefix_max, own_partition(F.max, forward)).otherwise(own_partition(F.min, backward))
     sync = F.col("ts_sync")
     with_key = records.select(
         "*",

@@ -6,7 +6,10 @@ The contract is ``reference.model.record_files``'s: JSONL (one object a line: ``
 writes them). The rows, in the order the paths are given and in file order, are the input records
 (that order is ``as_listed`` and defines ``idx``); a missing ``offset`` is the previous offset of
 its topic partition + 1; given offsets must increase within a topic partition; partitions must
-exist. A bad row is a ScenarioError naming the file, the input record and the problem.
+exist. A bad row is a ScenarioError naming the file, the input record and the problem. The rules
+are the model's, so both engines accept and refuse the same rows: strict JSON (``parse_json``: no
+``NaN``, no repeated object key, nothing after the value), the fields of a row (``check_record``,
+run on each JSONL line) and a Parquet file's column types (``check_parquet_columns``).
 
 How, without funnelling the rows through one task:
 
@@ -15,6 +18,18 @@ How, without funnelling the rows through one task:
   largest first, so a count per (file, split) and the listing order give each split its first
   index: ``idx = shift(file, block) + pos``. The same small aggregation finds the first row that
   is bad on its own (unknown topic, missing ts, partition out of range, ...): one pass, no sort.
+- key identity: ``key`` is ``reference.model.keys.key_text`` of the JSON key, as for scenarios.
+  A JSONL line is parsed by Python (``parse_json``, as the reference's reader) and its key
+  written by ``key_text``. A Parquet key is JSON text as some writer wrote it (``1.00``, ``1e2``,
+  ``[1, 2]``, ``"\u00e9"``), which is not its identity: keys that match ``outputs.SIMPLE_JSON``
+  (strings without escapes, integers in canonical form, booleans) are already their ``key_text``;
+  if any other key is present (counted with the split sizes), those keys are rewritten by
+  ``key_text(json.loads(text))`` in an Arrow UDF, so ``1.00`` is ``1.0`` (the float 1.0, not the
+  integer ``1``) and ``[1, 2]`` is ``[1,2]``. A text Spark's parser accepted but Python's refuses
+  (trailing content after the value) is then a bad row, as the reference says. Parquet values are
+  rewritten the same way only where their bytes are compared (``canonical_values``: KIP-557's
+  idempotence check, ``ktable_emit_on_change``); elsewhere a value is only read through
+  ``json.loads`` (the joiners) or when it is simple JSON, so its spelling does not matter.
 - offsets, only for ``timestamp_sync`` (the one order that reads them: a task takes each
   partition's records in offset order): a window over each topic partition in file order gives
   the effective offset (the last given one plus the rows since) and checks that given offsets
@@ -29,6 +44,10 @@ from typing import Sequence
 import attrs
 
 from reference.model.errors import ScenarioError
+from reference.model.keys import key_text
+from reference.model.record_files import (MUST_BE_JSON_TEXT, PARQUET_KINDS, RECORD_FIELDS, NotJson,  # noqa: F401
+                                          RecordProblem, check_parquet_columns, check_record, not_valid_json,
+                                          parse_json)
 
 from spark_backend.runtime.inputs import TOPICS, _json_or_none
 from spark_backend.runtime.outputs import SIMPLE_JSON
@@ -36,11 +55,19 @@ from spark_backend.runtime.outputs import SIMPLE_JSON
 _PARSED = (("topic", "string"), ("partition", "int64"), ("offset", "int64"), ("ts", "int64"),
            ("key", "string"), ("value", "string"), ("error", "string"))
 PARSED_DDL = "topic STRING, partition BIGINT, offset BIGINT, ts BIGINT, key STRING, value STRING, error STRING"
-RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
 
 
 def _int(value):
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A Java long (None otherwise: the row is bad, ``check_record`` says why)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and -(1 << 63) <= value < (1 << 63) else None
+
+
+def _kind(data_type) -> str:
+    """A Spark column type as a ``record_files.check_parquet_columns`` kind."""
+    name = data_type.typeName()
+    if name in ("byte", "short", "integer", "long"):
+        return "integer"
+    return {"string": "string", "void": "null"}.get(name, data_type.simpleString())
 
 
 def _parse_jsonl(batches):
@@ -51,26 +78,19 @@ def _parse_jsonl(batches):
         cols = {name: [] for name, _ in _PARSED}
         for line in batch.column("value").to_pylist():
             error, obj = None, {}
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                error = f"not valid JSON: {exc.msg}"
-            if error is None and not isinstance(obj, dict):
-                error, obj = "a record must be an object", {}
-            unknown = [name for name in obj if name not in RECORD_FIELDS]
-            missing = [name for name in ("topic", "ts", "key", "value") if name not in obj]
-            if error is None and unknown:
-                error = f"unknown field {unknown[0]!r} (expected: {', '.join(RECORD_FIELDS)})"
-            if error is None and missing:
-                error = f"missing required field {missing[0]!r}"
-            for name, raw in (("partition", obj.get("partition", 0)), ("offset", obj.get("offset")), ("ts", obj.get("ts"))):
-                if error is None and raw is not None and _int(raw) is None:
-                    error = f"field {name} must be an integer, got {raw!r}"
+            try:  # the shared rules (reference.model.record_files), as the reference's reader
+                obj = parse_json(line)
+                check_record(obj, TOPICS)
+            except NotJson as exc:
+                error, obj = not_valid_json(exc.msg), {}
+            except RecordProblem as exc:
+                error = str(exc)
+                obj = obj if isinstance(obj, dict) else {}
             cols["topic"].append(obj.get("topic") if isinstance(obj.get("topic"), str) else None)
             cols["partition"].append(_int(obj.get("partition", 0)))
             cols["offset"].append(_int(obj.get("offset")))
             cols["ts"].append(_int(obj.get("ts")))
-            cols["key"].append(_json_or_none(obj.get("key")))
+            cols["key"].append(key_text(obj.get("key")))
             cols["value"].append(_json_or_none(obj.get("value")))
             cols["error"].append(error)
         yield pa.RecordBatch.from_arrays([pa.array(cols[n], getattr(pa, t)()) for n, t in _PARSED],
@@ -101,13 +121,14 @@ def _located_rows(spark, paths, fmt):
 
     if fmt == "parquet":
         raw = spark.read.parquet(*paths)
-        unknown = [c for c in raw.columns if c not in RECORD_FIELDS]
-        missing = [c for c in ("topic", "ts", "key", "value") if c not in raw.columns]
-        if unknown or missing:
-            raise ScenarioError(paths[0], "", f"Parquet record files need the columns {', '.join(RECORD_FIELDS)} "
-                                              f"(unknown: {unknown}, missing: {missing})")
+        kinds = {f.name: _kind(f.dataType) for f in raw.schema.fields}
+        for name, kind in kinds.items():
+            # Arrow's null type (a column without a value) reads as integers: a column of nulls only
+            if kind not in PARQUET_KINDS.get(name, (kind,)) and raw.filter(F.col(name).isNotNull()).limit(1).count() == 0:
+                kinds[name] = "null"
+        check_parquet_columns(paths[0], kinds)
         return raw.select(
-            "topic", (F.col("partition") if "partition" in raw.columns else F.lit(0)).cast("bigint").alias("partition"),
+            F.col("topic").cast("string").alias("topic"), (F.col("partition") if "partition" in raw.columns else F.lit(0)).cast("bigint").alias("partition"),
             (F.col("offset") if "offset" in raw.columns else F.lit(None)).cast("bigint").alias("offset"),
             F.col("ts").cast("bigint"), F.col("key").cast("string"), F.col("value").cast("string"),
             F.lit(None).cast("string").alias("error"), F.col("_metadata.file_path").alias("file"),
@@ -119,35 +140,102 @@ def _located_rows(spark, paths, fmt):
 
 
 def _not_json(name):
-    """Parquet's key/value must hold JSON text (a plain ``hello`` is the usual mistake). Simple
+    """Parquet's value must hold JSON text (a plain ``hello`` is the usual mistake). Simple
     values are JSON by the pattern; the rest goes through Spark's strict parser, which differs
-    from Python's (the reference's) only on oddities: it refuses ``NaN`` and repeated object keys
-    and accepts trailing content after a value."""
+    from Python's (the reference's) only on oddities: it refuses ``NaN``, repeated object keys and
+    escaped lone surrogates and accepts trailing content after a value. Used only for Parquet
+    values that are not rewritten (``_canonical``, where Python's parser judges them, as it
+    judges every Parquet key that is not simple JSON)."""
     from pyspark.sql import functions as F
 
     text = F.col(name)
-    bad = text.isNotNull() & ~text.rlike(SIMPLE_JSON) & F.try_parse_json(text).isNull()
-    return bad, F.concat(F.lit(f"field {name} must be JSON text, got "), text)
+
+    def elements(suffix):
+        return F.json_array_length(F.concat(F.lit("["), text, F.lit(suffix)))
+
+    # Spark's parser stops after the first value: "[text]" holds one element and "[text,0]" two
+    # only when nothing follows the value (``1 2``, ``[1] ]``, ``{} x`` fail one or the other)
+    one_value = F.coalesce((elements("]") == 1) & (elements(",0]") == 2), F.lit(False))
+    bad = text.isNotNull() & ~text.rlike(SIMPLE_JSON) & (F.try_parse_json(text).isNull() | ~one_value)
+    return bad, F.concat(F.lit(f"field {name} {MUST_BE_JSON_TEXT}"), text)
 
 
-def _row_problem(partitions):
-    """What is wrong with a row on its own (null if nothing)."""
+def _row_problem(partitions, spark_json_checks=()):
+    """What is wrong with a row on its own (null if nothing); ``spark_json_checks``: the columns
+    whose JSON text Spark's parser checks (``_not_json``)."""
     from pyspark.sql import functions as F
 
     count = F.lit(1)
     for topic, n in partitions.items():
         count = F.when(F.col("topic") == topic, F.lit(n)).otherwise(count)
-    key_bad, key_problem = _not_json("key")
-    value_bad, value_problem = _not_json("value")
-    return (F.when(F.col("error").isNotNull(), F.col("error"))
-            .when(key_bad, key_problem).when(value_bad, value_problem)
-            .when(~F.col("topic").isin(*TOPICS), F.concat(F.lit("field topic must be one of left, right, got "),
+    problems = F.when(F.col("error").isNotNull(), F.col("error"))
+    for name in spark_json_checks:
+        bad, problem = _not_json(name)
+        problems = problems.when(bad, problem)
+    return (problems
+            .when(~F.coalesce(F.col("topic").isin(*TOPICS), F.lit(False)), F.concat(F.lit("field topic must be one of left, right, got "),
                                                         F.coalesce(F.col("topic"), F.lit("null"))))
             .when(F.col("ts").isNull() | (F.col("ts") < 0), F.lit("field ts must be a non-negative integer timestamp"))
+            .when(F.col("partition").isNull(), F.lit("field partition must be a non-negative integer, got null"))
             .when((F.col("partition") < 0) | (F.col("partition") >= count),
                   F.concat(F.lit("field partition: partition "), F.col("partition").cast("string"),
-                           F.lit(" does not exist (config.partitions)")))
+                           F.lit(" does not exist (config.partitions: '"), F.col("topic"), F.lit("' has "),
+                           count.cast("string"), F.lit(")")))
             .when(F.col("offset").isNotNull() & (F.col("offset") < 0), F.lit("field offset must be non-negative")))
+
+
+def _canonical_texts(texts, as_key: bool):
+    """Arrow UDF body: each JSON text (null: none) -> ``(text, problem)``, the text as
+    ``key_text`` / ``json_text`` of ``parse_json`` of it (a JSON ``null`` is null), or the
+    reference's complaint when Python's parser refuses it."""
+    import pyarrow as pa
+
+    if texts.null_count == len(texts):
+        return pa.StructArray.from_arrays([texts.cast(pa.string()), texts.cast(pa.string())], names=["text", "problem"])
+    out, problems = [], []
+    for text in texts.to_pylist():
+        if text is None:
+            out.append(None)
+            problems.append(None)
+            continue
+        try:
+            value = parse_json(text)
+        except ValueError:
+            out.append(None)
+            problems.append(MUST_BE_JSON_TEXT + repr(text))
+            continue
+        out.append(key_text(value) if as_key else _json_or_none(value))
+        problems.append(None)
+    return pa.StructArray.from_arrays([pa.array(out, pa.string()), pa.array(problems, pa.string())],
+                                      names=["text", "problem"])
+
+
+def _canonical_key_texts(texts):
+    return _canonical_texts(texts, True)
+
+
+def _canonical_value_texts(texts):
+    return _canonical_texts(texts, False)
+
+
+def _canonical(raw, names):
+    """``raw`` with the columns ``names`` (``key``, ``value``) rewritten as their canonical text
+    where they are not simple JSON (see the module docstring), and ``json_problem``: the first
+    of them Python's parser refuses, or null."""
+    from pyspark.sql import functions as F
+
+    bodies = {"key": _canonical_key_texts, "value": _canonical_value_texts}
+    problems = []
+    for name in names:
+        text = F.col(name)
+        simple = text.isNull() | text.rlike(SIMPLE_JSON)
+        udf = F.arrow_udf(bodies[name], "text STRING, problem STRING")
+        raw = raw.withColumn("_canon", udf(F.when(~simple, text)))
+        raw = raw.withColumn(name, F.when(simple, text).otherwise(F.col("_canon.text"))) \
+            .withColumn("_problem_" + name, F.concat(F.lit(f"field {name} "), F.col("_canon.problem"))).drop("_canon")
+        problems.append(F.col("_problem_" + name))
+    raw = raw.withColumn("json_problem", F.coalesce(*problems))
+    return raw.drop(*["_problem_" + name for name in names])
 
 
 @attrs.frozen
@@ -185,6 +273,7 @@ class _Layout:
             total += r["n"]
         self.total = total
         self.complex_values = sum(r["complex"] for r in splits)
+        self.complex_keys = sum(r["complex_keys"] for r in splits)
         bad = [(self.idx_of(r["file"], r["block"], r["bad"]), (r["file"], r["block"], r["bad"]))
                for r in splits if r["bad"] is not None]
         #: ``(file, block, pos)`` of the first row that is bad on its own, or None
@@ -232,32 +321,54 @@ def _offsets(raw):
 
 
 def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None,
-                      with_offsets: bool = True):
+                      with_offsets: bool = True, canonical_values: bool = False):
     """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
     folders: Parquet; anything else: JSONL), numbered and checked as the module docstring says
     (``partitions``: topic -> count, default 1); returns ``(records, RecordStats)``.
     ``with_offsets`` (``timestamp_sync``) computes
     each row's offset ``off`` and checks that given offsets increase; without it ``off`` is the
-    given offset or null: ``as_listed`` processes the rows in file order and reads no offset."""
+    given offset or null: ``as_listed`` processes the rows in file order and reads no offset.
+    ``canonical_values``: rewrite Parquet values as their canonical JSON text too (KIP-557's
+    idempotence check compares value bytes; keys are always rewritten)."""
     from pyspark.sql import functions as F
 
     paths = [str(p) for p in paths]
     partitions = partitions or {}
     fmt = fmt or ("parquet" if all(p.rstrip("/").endswith(".parquet") for p in paths) else "jsonl")
     raw = _located_rows(spark, paths, fmt)
-    problem = _row_problem(partitions)
+    # JSONL: key and value come from Python's parser (valid JSON). Parquet: keys are judged and
+    # rewritten by Python (``_canonical``), values too with canonical_values, else by Spark's parser
+    python_values = canonical_values and fmt == "parquet"
+    problem = _row_problem(partitions, ("value",) if fmt == "parquet" and not python_values else ())
     splits = raw.groupBy("file", "block").agg(
         F.count("*").alias("n"), F.min("pos").alias("first"),
         F.min(F.when(problem.isNotNull(), F.col("pos"))).alias("bad"),
         F.count_if(F.col("value").isNotNull() & ~F.col("value").rlike(SIMPLE_JSON)).alias("complex"),
+        # a JSONL key is key_text already (written by _parse_jsonl)
+        F.count_if(F.lit(fmt == "parquet") & F.col("key").isNotNull() & ~F.col("key").rlike(SIMPLE_JSON))
+        .alias("complex_keys"),
     ).collect()
     layout = _Layout(spark, paths, [r.asDict() for r in splits])
+    first_bad = None
     if layout.problem is not None:
         file, block, pos = layout.problem
         bad = raw.filter((F.col("file") == file) & (F.col("block") == block) & (F.col("pos") == pos)) \
             .select(problem.alias("problem")).first()
-        raise ScenarioError(file, f"input record {layout.idx_of(file, block, pos)}", bad["problem"])
+        first_bad = (layout.idx_of(file, block, pos), file, bad["problem"])
     raw = raw.withColumn("idx", layout.idx_column())
+    rewrite = [name for name, wanted in (("key", layout.complex_keys > 0),
+                                         ("value", python_values and layout.complex_values > 0))
+               if wanted]
+    if rewrite:
+        raw = _canonical(raw, rewrite)
+        python_bad = raw.filter(F.col("json_problem").isNotNull()).groupBy().agg(
+            F.min(F.struct("idx", "file", "json_problem")).alias("first")).collect()[0]["first"]
+        # the reference decodes key and value before it checks the other fields of a row
+        if python_bad is not None and (first_bad is None or python_bad["idx"] <= first_bad[0]):
+            first_bad = (python_bad["idx"], python_bad["file"], python_bad["json_problem"])
+    if first_bad is not None:
+        idx, file, message = first_bad
+        raise ScenarioError(file, f"input record {idx}", message)
     off = F.col("offset")
     if with_offsets:
         raw, off = _offsets(raw)

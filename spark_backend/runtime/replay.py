@@ -10,20 +10,34 @@ package there or ship it with ``--py-files`` (a zip of both folders).
 partitions); its ``inputs`` are used only when no ``--input`` is given. ``RECORDS`` are JSONL or
 Parquet record files (``topic, partition, offset, ts, key, value``; see ``record_files.py``). The output
 records are written in output order (part files under ``OUT``), with the fields of
-``kssim run --format jsonl``. Drops are counted per reason (``--drops`` writes them as JSONL), and
-if real Kafka Streams would die, the failing input is reported and the output stops before it.
-Exit codes: 0 success, 1 Kafka Streams would fail, 2 bad input.
+``kssim run --format jsonl``. Drops are counted per reason (a ``reference.model.codes.DropReason``
+code; ``--drops`` writes them as JSONL), and if real Kafka Streams would die, the failing input is
+reported with its ``FailureCode``'s message and the output stops before it.
+Exit codes: 0 success, 1 Kafka Streams would fail, 2 bad input (an output folder that is, holds or
+lies in an input is refused before any work: Spark's overwrite would delete the capture).
+
+``replay_to_file`` is ``kssim replay --engine spark``: the same replay into one ``.jsonl`` or
+``.parquet`` file (the part files joined in order), checked and written as the reference's replay
+writes its file (``reference.model.record_files.check_output_path`` and ``atomic_path``).
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import json
+import os
 import re
+import shutil
 import sys
+import tempfile
 
 import attrs
 
+from reference.model.codes import FailureCode
 from reference.model.errors import KafkaWouldFail, KssimError, UnsupportedOperator
+from reference.model.record_files import (OutputPathError, ReplaySummary, atomic_path, check_output_path,
+                                          clashing_input)
+from reference.model.render import sends_old_values
 from reference.model.scenario import load_scenario
 
 # absolute imports: spark-submit runs this file as a script
@@ -44,8 +58,10 @@ def replay_frames(spark, scenario, record_paths=None):
     if record_paths:
         configs_rows = [config_row(0, scenario)]
         as_listed = scenario.config.order != "timestamp_sync"
+        # KIP-557's idempotence check compares value bytes [ktable_emit_on_change]
         records, stats = read_record_files(spark, record_paths, partitions=scenario.config.partitions,
-                                           with_offsets=not as_listed)
+                                           with_offsets=not as_listed,
+                                           canonical_values=bool(configs_rows[0]["ktable_emit_on_change"]))
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))
@@ -79,8 +95,8 @@ KINDS = {OUTPUT: "output", DROP: "drop", FAILURE: "failure"}
 
 def _staged_rows(events, configs, features, stats, fmt):
     """Every event as a row of the output file format plus ``kind``: outputs as output records,
-    drops and failures as JSON text (``input`` and ``reason``; ``order``, ``input`` and
-    ``message``) in the ``value`` column."""
+    drops and failures as JSON text (``input`` and ``reason``, a drop code; ``order``, ``input``
+    and ``code``, a failure code) in the ``value`` column."""
     from pyspark.sql import functions as F
 
     frame = with_joiners(events, configs, features)
@@ -88,14 +104,14 @@ def _staged_rows(events, configs, features, stats, fmt):
     is_output = F.col("etype") == OUTPUT
     notice = F.when(F.col("etype") == DROP, F.to_json(F.struct(F.col("idx").alias("input"), F.col("text").alias("reason")))) \
         .otherwise(F.to_json(F.struct(F.array(*[F.col(c) for c in ORDER_KEY], F.col("idx")).alias("order"),
-                                      F.col("idx").alias("input"), F.col("text").alias("message"))))
+                                      F.col("idx").alias("input"), F.col("text").alias("code"))))
     kind = F.element_at(F.create_map(*[F.lit(x) for k, name in KINDS.items() for x in (k, name)]), F.col("etype"))
     order = [F.col(c) for c in OUTPUT_ORDER]
     rows = frame.select(kind.alias("kind"), *order, *output_columns(F.when(is_output, value).otherwise(notice), old_value))
     if fmt == "jsonl":
         return rows.select("kind", *OUTPUT_ORDER, F.when(F.col("kind") == "output", jsonl_line())
                            .otherwise(F.col("value")).alias("value"))
-    # the columns of the reference's Parquet output (reference.model.record_files.write_rows)
+    # the columns of the reference's Parquet output (reference.model.record_files.output_parquet_schema)
     return rows.drop("has_old_value", *(() if _sends_old(features) else ("old_value",)))
 
 
@@ -170,7 +186,7 @@ def _single_pass(spark, events, configs, features, stats, output, fmt, drops_pat
         kinds = {name: staging + f"/kind={name}" for name in KINDS.values()
                  if fs.exists(_hadoop(spark, staging + f"/kind={name}")[1])}
         if "failure" in kinds:
-            notices = _read_notices(spark, kinds["failure"], fmt, "order ARRAY<BIGINT>, input BIGINT, message STRING")
+            notices = _read_notices(spark, kinds["failure"], fmt, "order ARRAY<BIGINT>, input BIGINT, code STRING")
             failed = min(notices.collect(), key=lambda r: tuple(r["order"]))
             return None, failed
         counts = {}
@@ -206,7 +222,7 @@ def _until_failure(events, configs, features, stats, failed, output, fmt, drops_
     if drops_path:
         events.filter(F.col("etype") == DROP).orderBy("idx") \
             .select(F.col("idx").alias("input"), F.col("text").alias("reason")).write.mode("overwrite").json(drops_path)
-    return counts, KafkaWouldFail(failed["input"], failed["message"])
+    return counts, KafkaWouldFail(failed["input"], FailureCode.from_code(failed["code"]))
 
 
 def replay(scenario, record_paths, output, fmt="jsonl", drops_path=None, spark=None, single_file=False):
@@ -216,12 +232,68 @@ def replay(scenario, record_paths, output, fmt="jsonl", drops_path=None, spark=N
     order, partitioned by kind), and the drop counts are read back from the small drop part. If
     Kafka Streams would fail (rare: a release that dies on some input), the events before the
     failing input are written by a second pass."""
+    clash = clashing_input(output, record_paths or (), either_way=True)
+    if clash is not None:  # Spark's overwrite would delete the input
+        raise OutputPathError(f"output {output} overlaps the input {clash}: refusing to overwrite a capture")
     spark = spark or get_spark()
     events, configs, features, stats = replay_frames(spark, scenario, record_paths)
     counts, failed = _single_pass(spark, events, configs, features, stats, output, fmt, drops_path, single_file)
     if failed is None:
         return counts, None
     return _until_failure(events, configs, features, stats, failed, output, fmt, drops_path, single_file)
+
+
+def replay_to_file(scenario, record_paths, output, spark=None, master=None) -> ReplaySummary:
+    """``kssim replay --engine spark``: replay into one output file (``.jsonl`` or ``.parquet``).
+    The path is checked before any work (not an input, folder exists, known extension); Spark
+    writes its part files into a work folder beside it, which are joined in order into a
+    temporary file that replaces ``output`` only when complete (on an error or Ctrl-C nothing
+    partial is left). ``spark``: a session (default: ``get_spark(master, workload="bulk")``)."""
+    fmt = check_output_path(output, record_paths)
+    spark = spark or get_spark(master, workload="bulk")
+    folder = tempfile.mkdtemp(prefix=f".{os.path.basename(output)}.", suffix=".kssim-parts",
+                              dir=os.path.dirname(os.path.abspath(output)))
+    try:
+        parts = os.path.join(folder, "out")
+        with atomic_path(output) as temp:
+            counts, failure = replay(scenario, record_paths, parts, fmt, spark=spark)
+            written = join_parts(parts, temp, fmt, with_old_value=sends_old_values(scenario))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return ReplaySummary(written, counts, failure)
+
+
+def join_parts(folder, output, fmt, with_old_value=False) -> int:
+    """Concatenate Spark's part files under ``folder`` (named in output order) into the file
+    ``output``; returns the number of records."""
+    parts = sorted(p for p in glob.glob(os.path.join(folder, "part-*")) if not p.endswith(".crc"))
+    if fmt == "jsonl":
+        lines = 0
+        with open(output, "wb") as sink:
+            for part in parts:
+                with open(part, "rb") as source:
+                    for chunk in iter(lambda: source.read(1 << 20), b""):
+                        lines += chunk.count(b"\n")
+                        sink.write(chunk)
+        return lines
+    import pyarrow.parquet as pq
+
+    from reference.model.record_files import output_parquet_schema
+
+    writer, rows = None, 0
+    try:
+        for part in parts:
+            source = pq.ParquetFile(part)
+            writer = writer or pq.ParquetWriter(output, source.schema_arrow)
+            for batch in source.iter_batches():
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        if writer is None:  # no part file: an empty file with the output columns
+            writer = pq.ParquetWriter(output, output_parquet_schema(with_old_value))
+    finally:
+        if writer is not None:
+            writer.close()
+    return rows
 
 
 def main(argv=None) -> int:

@@ -6,7 +6,9 @@ collects them in one action; the driver sorts them on a total order (input order
 order), so the output is byte-identical whatever the shuffle partitioning. (A Spark ``orderBy``
 here would cost a sampling job and a range shuffle for a few thousand rows.)
 
-Failures: real Kafka Streams dies on the first failing input in processing order; the records
+Drops and failures: the operators write only codes (a ``reference.model.codes.DropReason`` or
+``FailureCode`` code in the event's ``text``); they become those members here, when the results
+are collected. Real Kafka Streams dies on the first failing input in processing order; the records
 emitted and the drops recorded before it are kept, nothing after it is (as the reference engine's
 run stops there). Scenarios whose operator this backend does not implement get an
 :class:`~reference.model.errors.UnsupportedOperator` instance in their slot instead of a result.
@@ -17,6 +19,7 @@ from typing import List, Optional, Sequence
 
 import attrs
 
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, UnsupportedOperator
 from reference.model.records import Drop, RunResult
 
@@ -96,8 +99,8 @@ def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = N
         drops = sorted((r for r in rows if r["etype"] == DROP), key=lambda r: r["idx"])
         slots[sid] = RunResult(
             outputs=tuple(to_output_records(outputs, joiner_of)),
-            drops=tuple(Drop(r["idx"], r["text"]) for r in drops),
-            failure=None if failed is None else KafkaWouldFail(failed["idx"], failed["text"]))
+            drops=tuple(Drop(r["idx"], DropReason.from_code(r["text"])) for r in drops),
+            failure=None if failed is None else KafkaWouldFail(failed["idx"], FailureCode.from_code(failed["text"])))
     return slots
 
 

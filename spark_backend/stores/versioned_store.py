@@ -1,5 +1,5 @@
-"""A versioned KTable's store (``RocksDBVersionedStore``, KIP-889, 3.5+): the one per-key
-sequential part of the Spark backend.
+"""A versioned KTable's store (``RocksDBVersionedStore``, KIP-889, 3.5+, ``versioned_tables``):
+the one per-key sequential part of the Spark backend.
 
 Why sequential: the store is not a clean "set of versions". It keeps the latest version in a
 latest-value store and older ones in segments (by validTo, ``segmentInterval`` from the history

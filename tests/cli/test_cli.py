@@ -100,3 +100,17 @@ def test_missing_file_exits_2(capsys):
 def test_console_script_is_installed():
     out = subprocess.run([sys.executable, "-m", "tools.cli", "check", LEFT_31, "-q"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and "1 passed" in out.stdout
+
+
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.strip() == f"kssim {version('kssim')}"
+
+
+def test_run_jsonl_lines_are_compact(capsys):
+    code, out, _ = run_cli(capsys, "run", LEFT_31, "--format", "jsonl", "--drops")
+    assert code == 0 and out.splitlines()[0] == '{"topic":"output","partition":0,"key":"k","value":["A","a"],"ts":4,"input":3}'
+    assert '{"drop":"null_value","input":0,"why":null}' in out.splitlines()

@@ -1,11 +1,13 @@
 """The differential harness's parts on their own: divergence, shrinking, engine names, strategies."""
 import pytest
 
-from differential_tests.divergence import first_divergence
+from differential_tests.divergence import code_of, first_divergence
 from differential_tests.engines import CaseResult, parse_engine
 from differential_tests.runner import draw_cases
 from differential_tests.shrink import shrink
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, KssimError
+from reference.model.keys import key_text
 from reference.model.profiles import profile_for
 from reference.model.records import OutputRecord
 from reference.model.scenario import scenario_from_dict
@@ -30,7 +32,7 @@ def test_first_divergence_is_the_smallest_input_index_over_partitions():
 def test_missing_records_and_failures_diverge():
     a = CaseResult(outputs=(rec("k", "A", 1, 0),))
     assert first_divergence(a, CaseResult()).what == "missing in b"
-    fail = CaseResult(outputs=(rec("k", "A", 1, 0),), failure=KafkaWouldFail(3, "NPE"))
+    fail = CaseResult(outputs=(rec("k", "A", 1, 0),), failure=KafkaWouldFail(3, FailureCode.GRACE_BUFFER_NULL_KEY))
     assert "failure" in first_divergence(a, fail).what
 
 
@@ -42,6 +44,50 @@ def test_different_drop_reasons_diverge():
     div = first_divergence(a, CaseResult(drops=(Drop(2, "null_value"),)))
     assert div.input_index == 2 and "null_key" in div.what and "null_value" in div.what
     assert "not dropped" in first_divergence(a, CaseResult()).what
+
+
+def test_drops_compare_by_reason_code_and_report_code_and_message():
+    from reference.model.records import Drop
+
+    a = CaseResult(drops=(Drop(2, DropReason.NULL_KEY),))
+    assert first_divergence(a, a) is None
+    # an engine still on plain strings agrees with one on the enum when the code is the same
+    assert first_divergence(a, CaseResult(drops=(Drop(2, "null_key"),))) is None
+    div = first_divergence(a, CaseResult(drops=(Drop(2, DropReason.NULL_VALUE),)))
+    assert div.input_index == 2
+    assert "null_key" in div.what and DropReason.NULL_KEY.message in div.what
+    assert "null_value" in div.what and DropReason.NULL_VALUE.message in div.what
+    assert code_of(DropReason.NULL_KEY) == "null_key" and code_of("null_key") == "null_key"
+
+
+def _fail(index, code):
+    return KafkaWouldFail(index, code)
+
+
+def test_failures_compare_by_input_and_failure_code():
+    npe = CaseResult(failure=_fail(3, FailureCode.GRACE_BUFFER_NULL_KEY))
+    assert first_divergence(npe, CaseResult(failure=_fail(3, FailureCode.GRACE_BUFFER_NULL_KEY))) is None
+    div = first_divergence(npe, CaseResult(failure=_fail(3, FailureCode.STREAM_JOIN_NULL_KEY)))
+    assert div is not None and div.input_index == 3
+    assert "grace_buffer_null_key" in div.what and "stream_join_null_key" in div.what
+    assert "NullPointerException" in div.what  # each side's message
+    div = first_divergence(npe, CaseResult(failure=_fail(5, FailureCode.GRACE_BUFFER_NULL_KEY)))
+    assert div.input_index == 3 and "input 5" in div.what
+    div = first_divergence(CaseResult(), npe)
+    assert div.input_index == 3 and "does not fail" in div.what
+    # a failure without a code (an engine still being converted): compared by input only
+    from types import SimpleNamespace
+
+    uncoded = SimpleNamespace(input_index=3, message="NPE")
+    assert first_divergence(npe, CaseResult(failure=uncoded)) is None
+    assert "NPE" in first_divergence(CaseResult(failure=SimpleNamespace(input_index=2, message="NPE")), npe).what
+
+
+@pytest.mark.parametrize("x, y", [(1, True), (1, 1.0), (1, "1"), (0.0, -0.0),
+                                  ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ([1], [True])])
+def test_keys_equal_in_python_but_not_in_kafka_diverge(x, y):
+    assert first_divergence(CaseResult(outputs=(rec(x, "A", 1, 0),)), CaseResult(outputs=(rec(y, "A", 1, 0),))) is not None
+    assert first_divergence(CaseResult(outputs=(rec(x, "A", 1, 0),)), CaseResult(outputs=(rec(x, "A", 1, 0),))) is None
 
 
 def test_shrink_finds_the_minimal_pair_with_batched_predicate():
@@ -89,3 +135,13 @@ def test_generated_cases_are_valid_in_both_releases_and_deterministic(operator):
     assert any(r["key"] is None for r in inputs) and any(r["value"] is None for r in inputs)
     assert any(d["inputs"][i]["ts"] < d["inputs"][i - 1]["ts"] for d in cases for i in range(1, len(d["inputs"])))
     assert any(d["config"].get("partitions") for d in cases)
+    # keys Python takes for one (1 == 1.0 == True, field order) but Kafka, by bytes, does not
+    assert sum(map(_python_collision, cases)) >= len(cases) // 10
+    kinds = {type(r["key"]).__name__ for r in inputs}
+    assert {"str", "int", "float", "bool", "dict", "list"} <= kinds
+    assert any(_python_collision(d) and len({r["topic"] for r in d["inputs"]}) == 2 for d in cases)
+
+
+def _python_collision(doc) -> bool:
+    keys = [r["key"] for r in doc["inputs"] if r["key"] is not None]
+    return any(x == y and key_text(x) != key_text(y) for i, x in enumerate(keys) for y in keys[i + 1:])

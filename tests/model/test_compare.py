@@ -106,3 +106,22 @@ def test_no_expected_always_passes():
     doc = scenario([]).__class__
     s = scenario_from_dict({"format": "kssim-scenario/1", "name": "t", "topology": {"operator": "table_table_join", "join": "inner"}, "inputs": []})
     assert compare_outputs(s, [out("a", 1, 1, 0)]) is None
+
+
+def test_judge_passes_fails_and_skips():
+    from reference.model.compare import Judgement, Status, judge
+    from reference.model.errors import KafkaWouldFail, UnsupportedOperator
+    from reference.model.records import RunResult
+
+    s = scenario([exp("a", 1, 1, 1)])
+    assert judge(s, RunResult(outputs=(out("a", 1, 1, 1),), drops=())) == Judgement(Status.PASS, "")
+    verdict = judge(s, RunResult(outputs=(out("a", 2, 1, 1),), drops=()))
+    assert verdict.status is Status.FAIL and "expected key=a value=1" in verdict.detail
+    assert "at input 1 (left k:1@1)" in verdict.detail  # the input whose processing emitted it
+    from reference.model.codes import FailureCode
+
+    failure = KafkaWouldFail(3, next(iter(FailureCode)))
+    verdict = judge(s, RunResult(outputs=(out("a", 1, 1, 1),), drops=(), failure=failure))
+    assert verdict.status is Status.FAIL and "input 3" in verdict.detail
+    assert judge(s, UnsupportedOperator("no fk_join")) == Judgement(Status.UNSUPPORTED, "no fk_join")
+    assert judge(s, ValueError("bad")) == Judgement(Status.FAIL, "ValueError: bad")

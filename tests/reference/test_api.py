@@ -524,7 +524,8 @@ def test_a_value_alone_is_piped_with_a_null_key_and_dropped():
     left.pipe_input("A")
     left.pipe_value_list(["B"], start_ts=1)
     assert [d.input_index for d in driver.drops()] == [0, 1]
-    assert all(d.reason for d in driver.drops())
+    assert [d.reason for d in driver.drops()] == [api.DropReason.NULL_KEY] * 2
+    assert [d.reason.code for d in driver.drops()] == ["null_key"] * 2
     assert driver.create_output_topic("output").is_empty()
 
 
@@ -600,20 +601,20 @@ def test_kafka_would_fail_stops_the_driver():
     left.pipe_input("k", "A", ts=1)
     with pytest.raises(KafkaWouldFail) as info:
         left.pipe_input(None, "B", ts=2)
-    assert info.value.input_index == 1
+    assert info.value.input_index == 1 and info.value.code.code == "grace_buffer_null_key"
     with pytest.raises(KafkaWouldFail):
         left.pipe_input("k", "C", ts=3)
 
 
-def test_a_negative_timestamp_fails_like_kafkas_default_extractor():
+def test_a_negative_timestamp_is_rejected_like_kafkas_test_record():
+    # TestRecord(key, value, headers, Long timestampMs) throws IllegalArgumentException: the record
+    # never reaches the driver, which stays usable (no input index is used up)
     driver = stream_stream_driver()
     left = driver.create_input_topic("left")
     left.pipe_input("k", "A", ts=0)
-    with pytest.raises(KafkaWouldFail, match="FailOnInvalidTimestamp") as info:
+    with pytest.raises(IllegalArgumentError, match="Invalid timestamp: -1"):
         left.pipe_input("k", "B", ts=-1)
-    assert info.value.input_index == 1
-    with pytest.raises(KafkaWouldFail):
-        left.pipe_input("k", "C", ts=1)
+    assert left.pipe_input("k", "C", ts=1) == 1
 
 
 def test_driver_misuse_raises():

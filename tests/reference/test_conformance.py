@@ -4,8 +4,6 @@ import os
 
 import pytest
 
-from reference.model.compare import check_failure, compare_outputs
-from reference.runtime.engine import run_scenario
 from reference.runtime.operators import supported_operators
 from reference.model.scenario import find_scenario_files, load_scenario
 
@@ -33,25 +31,16 @@ CONFORMANCE_FILES = _supported(_files(CONFORMANCE))
 BUNDLED_FILES = _supported(_files(BUNDLED))
 
 
-def _check(path):
-    scenario = load_scenario(path)
-    result = run_scenario(scenario)
-    problem = check_failure(scenario, result.failure)
-    mismatch = compare_outputs(scenario, result.outputs)
-    assert mismatch is None, mismatch.describe()
-    assert problem is None, problem
-
-
 def test_the_conformance_corpus_is_there():
     # the shared corpus sits beside the checkout; 957 files cover the three classic joins
     assert len(CONFORMANCE_FILES) >= 957
 
 
 @pytest.mark.parametrize("path", CONFORMANCE_FILES)
-def test_conformance(path):
-    _check(path)
+def test_conformance(path, assert_scenario_passes):
+    assert_scenario_passes(load_scenario(path))
 
 
 @pytest.mark.parametrize("path", BUNDLED_FILES)
-def test_bundled_scenario(path):
-    _check(path)
+def test_bundled_scenario(path, assert_scenario_passes):
+    assert_scenario_passes(load_scenario(path))

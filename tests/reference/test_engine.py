@@ -59,3 +59,15 @@ def test_murmur2_matches_kafka_reference_values():
 def test_default_partitioner_is_positive_modulo():
     assert all(0 <= partition_for(f"k{i}", 3) < 3 for i in range(100))
     assert partition_for("foobar", 7) == (-790332482 & 0x7FFFFFFF) % 7
+
+
+def test_every_registered_operator_module_builds_an_operator_of_the_scenario_format():
+    from reference.model.errors import UnsupportedOperator
+    from reference.model.topology import OPERATOR_FIELDS
+
+    for name in operators.supported_operators():
+        assert name in OPERATOR_FIELDS
+        assert operators._MODULES[name].startswith("reference.")
+        assert callable(operators.builder_for(name))
+    with pytest.raises(UnsupportedOperator):
+        operators.builder_for("session_aggregate")

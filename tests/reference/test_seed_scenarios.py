@@ -11,8 +11,6 @@ import re
 
 import pytest
 
-from reference.model.compare import check_failure, compare_outputs
-from reference.runtime.engine import run_scenario
 from reference.model.profiles import profile_for
 from reference.model.scenario import find_scenario_files, load_scenario, read_document, scenario_from_dict
 
@@ -91,25 +89,18 @@ def _era_params():
     return params
 
 
-def _assert_passes(scenario):
-    result = run_scenario(scenario)
-    mismatch = compare_outputs(scenario, result.outputs)
-    assert mismatch is None, f"{scenario.name} (Kafka {scenario.release}): {mismatch.describe()}"
-    problem = check_failure(scenario, result.failure)
-    assert problem is None, f"{scenario.name} (Kafka {scenario.release}): {problem}"
-
-
 @pytest.mark.parametrize("path", [_param(p) for p in SEED_FILES])
-def test_seed_scenario_passes(path):
-    _assert_passes(load_scenario(path))
+def test_seed_scenario_passes(path, assert_scenario_passes):
+    assert_scenario_passes(load_scenario(path))
 
 
 @pytest.mark.parametrize("path,release,store", _era_params())
-def test_seed_scenario_holds_in_every_listed_release_of_its_era_and_both_stores(path, release, store):
+def test_seed_scenario_holds_in_every_listed_release_of_its_era_and_both_stores(path, release, store,
+                                                                               assert_scenario_passes):
     doc = read_document(path)
     doc["semantics"] = release
     doc["config"] = {**doc.get("config", {}), "store": store}
-    _assert_passes(scenario_from_dict(doc, path=path))
+    assert_scenario_passes(scenario_from_dict(doc, path=path))
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in SEED_FILES])

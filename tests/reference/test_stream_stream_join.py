@@ -6,11 +6,12 @@ Records are written ``(side, key, value, ts[, partition])`` with side "L"/"R"; r
 import pytest
 
 from reference.runtime.engine import Engine
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, TopologyError
-from reference.model.profiles import profile_for
+from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS as DAY_MS, profile_for
 from reference.model.records import InputRecord
 from reference.model.scenario import RunConfig
-from reference.joins.stream_stream import DAY_MS, build, join_settings
+from reference.joins.stream_stream import build, join_settings
 from reference.model.topology import JoinWindowSpec, StreamStreamJoinSpec, check_topology
 
 SEG = 60_000
@@ -338,7 +339,7 @@ def test_null_values_are_dropped_since_kip77():
     records = [("L", "k", "A", 1), ("R", "k", None, 2), ("L", "k", None, 3)]
     run = Run(records, join="outer", api="legacy", grace=None, release="0.10.2")
     assert run.values == ["A-null"]
-    assert run.dropped() == [(1, "null_value"), (2, "null_value")]
+    assert run.dropped() == [(1, DropReason.NULL_VALUE), (2, DropReason.NULL_VALUE)]
 
 
 @pytest.mark.parametrize("join", ["inner", "left", "outer"])
@@ -346,7 +347,7 @@ def test_null_keys_never_reach_the_join_before_3_7(join):
     records = [("L", None, "A", 1), ("R", None, "a", 1)]
     run = Run(records, join=join, release="3.6")
     assert run.results == []
-    assert run.dropped() == [(0, "null_key"), (1, "null_key")]
+    assert run.dropped() == [(0, DropReason.NULL_KEY), (1, DropReason.NULL_KEY)]
 
 
 @pytest.mark.parametrize("join,results", [
@@ -359,14 +360,15 @@ def test_outer_sides_emit_null_key_records_at_once_since_3_7(join, results):
     for api, grace in (("time_difference", 0), ("legacy", None)):
         run = Run(records, join=join, api=api, grace=grace, release="3.7")
         assert run.results == results
-        assert (2, "null_key") in run.dropped()
+        assert (2, DropReason.NULL_KEY) in run.dropped()
 
 
 def test_one_sided_left_join_of_0_10_0_fails_on_a_null_key():
-    with pytest.raises(KafkaWouldFail):
+    with pytest.raises(KafkaWouldFail) as info:
         Run([("L", None, "A", 1)], join="left", api="legacy", grace=None, release="0.10.0")
+    assert info.value.code is FailureCode.STREAM_JOIN_NULL_KEY and info.value.input_index == 0
     run = Run([("L", None, "A", 1)], join="left", api="legacy", grace=None, release="0.10.1")
-    assert run.results == [] and run.dropped() == [(0, "null_key")]
+    assert run.results == [] and run.dropped() == [(0, DropReason.NULL_KEY)]
 
 
 # --- stores: rocksdb vs in-memory, per release ----------------------------------------------------
@@ -381,7 +383,7 @@ def test_a_null_value_moves_only_the_in_memory_store_clock(store, joined):
 @pytest.mark.parametrize("release,store,values,dropped", [
     ("3.3", "rocksdb", ["B-b"], []),  # segment-granular: B@50 is stored and found
     ("3.4", "rocksdb", [], []),  # stored, but hidden: 50 < 100 - 20 + 1 (KAFKA-12960)
-    ("3.9", "in_memory", [], [(1, "expired_window_put")]),  # 50 <= 100 - 20: not even stored
+    ("3.9", "in_memory", [], [(1, DropReason.EXPIRED_WINDOW_PUT)]),  # 50 <= 100 - 20: not even stored
 ])
 def test_late_record_visibility_per_store(release, store, values, dropped):
     records = [("L", "x", "X", 100), ("L", "k", "B", 50), ("R", "k", "b", 55)]
@@ -394,14 +396,14 @@ def test_expired_put_is_still_joined_first():
     records = [("R", "k", "a", 45), ("L", "x", "X", 100), ("L", "k", "B", 50)]
     run = Run(records, store="in_memory", explain=True)
     assert run.values == ["B-a"]
-    assert run.dropped() == [(2, "expired_window_put")]
+    assert run.dropped() == [(2, DropReason.EXPIRED_WINDOW_PUT)]
     assert "50 <= observed 100 - retention 20" in run.drops[0].why.text
 
 
 def test_rocksdb_expired_put_drops_a_whole_segment():
     records = [("L", "x", "X", 2 * SEG), ("L", "k", "B", SEG - 1), ("L", "k", "C", SEG), ("R", "k", "c", SEG + 1)]
     run = Run(records, release="3.3")
-    assert run.dropped() == [(1, "expired_window_put")]
+    assert run.dropped() == [(1, DropReason.EXPIRED_WINDOW_PUT)]
     assert run.values == ["C-c"]
 
 
@@ -476,7 +478,7 @@ def test_every_result_is_explained_with_the_stored_records_it_used():
     assert [(s.side, s.value, s.ts, s.input_index) for s in match.why.joined] == [("right", "a", 4, 0)]
     assert flush.why.rule == "outer_flush"
     assert [(s.side, s.value, s.input_index) for s in flush.why.joined] == [("left", "B", 2)]
-    assert run.dropped() == [(3, "null_value"), (4, "null_key")]
+    assert run.dropped() == [(3, DropReason.NULL_VALUE), (4, DropReason.NULL_KEY)]
     assert all(d.why is not None and d.why.text for d in run.drops)
 
 

@@ -2,6 +2,7 @@
 KIP-923 grace buffer, failures, explanations."""
 import pytest
 
+from reference.model.codes import DropReason, FailureCode
 from reference.runtime.engine import run_records
 from reference.model.errors import TopologyError
 from reference.stores.grace_buffer import StreamTableGraceBuffer
@@ -84,7 +85,7 @@ def test_tasks_are_independent():
 def test_null_value_stream_record_is_dropped_since_kip77(join):
     r = run(spec(join), [(T, "k", "a", 1), (S, "k", None, 2)], release="0.10.2")
     assert outs(r) == []
-    assert drops(r) == [(1, "null_value")]
+    assert drops(r) == [(1, DropReason.NULL_VALUE)]
 
 
 @pytest.mark.parametrize("release", ["0.10.0", "0.10.1"])
@@ -111,12 +112,12 @@ def test_null_key_stream_record_emitted_with_null_key_only_by_3_7_left_join(rele
         assert drops(r) == []
     else:
         assert outs(r) == []
-        assert drops(r) == [(1, "null_key")]
+        assert drops(r) == [(1, DropReason.NULL_KEY)]
 
 
 def test_null_key_and_null_value_is_dropped_even_by_3_7_left_join():
     r = run(spec("left"), [(S, None, None, 2)], release="3.9")
-    assert outs(r) == [] and drops(r) == [(0, "null_key")]
+    assert outs(r) == [] and drops(r) == [(0, DropReason.NULL_KEY)]
 
 
 @pytest.mark.parametrize("release, fails", [("0.10.0", True), ("0.10.1", True), ("0.10.2", False), ("3.9", False)])
@@ -124,10 +125,11 @@ def test_null_key_table_record(release, fails):
     r = run(spec("left"), [(T, None, "a", 1), (S, "k", "A", 2)], release=release)
     if fails:
         assert r.failure is not None and r.failure.input_index == 0
+        assert r.failure.code is FailureCode.TABLE_SOURCE_NULL_KEY
         assert outs(r) == []
     else:
         assert r.failure is None
-        assert drops(r) == [(0, "null_key")]
+        assert drops(r) == [(0, DropReason.NULL_KEY)]
         assert outs(r) == [("k", "A-null", 2, 1)]
 
 
@@ -158,7 +160,7 @@ def test_versioned_lookup_beyond_history_retention_sees_only_the_latest_value():
 def test_versioned_table_drops_expired_puts_at_the_retention_edge():
     records = [(T, "k", "a", 20), (T, "k", "x", 9), (T, "k", "y", 10), (S, "k", "A", 9), (S, "k", "B", 10)]
     r = run(spec("left", True, 10), records)
-    assert drops(r) == [(1, "expired_versioned_put")]
+    assert drops(r) == [(1, DropReason.EXPIRED_VERSIONED_PUT)]
     assert outs(r) == [("k", "A-null", 9, 3), ("k", "B-y", 10, 4)]
 
 
@@ -228,7 +230,7 @@ def test_grace_buffer_is_not_flushed_at_end_of_input():
 def test_grace_buffer_clock_ignores_dropped_records():
     records = [(S, "k", "A", 10), (S, "k", None, 100), (S, None, "X", 100), (S, "k", "B", 15)]
     r = run(spec("left", True, 1000, grace=5), records, release="3.6")
-    assert drops(r) == [(1, "null_value"), (2, "null_key")]
+    assert drops(r) == [(1, DropReason.NULL_VALUE), (2, DropReason.NULL_KEY)]
     # B@15 is not late (buffer time is still 10) and releases A (10 <= 15 - 5); B waits
     assert outs(r) == [("k", "A-null", 10, 3)]
 
@@ -240,11 +242,12 @@ def test_null_key_stream_record_with_grace(release, join, fails):
     r = run(spec(join, True, 100, grace=0), [(S, "k", "A", 1), (S, None, "B", 2), (S, "k", "C", 3)], release=release)
     if fails:
         assert r.failure is not None and r.failure.input_index == 1
-        assert "key cannot be null" in r.failure.message
+        assert r.failure.code is FailureCode.GRACE_BUFFER_NULL_KEY
+        assert "key cannot be null" in r.failure.message == FailureCode.GRACE_BUFFER_NULL_KEY.message
         assert [o[3] for o in outs(r)] == [0]
     else:
         assert r.failure is None
-        assert drops(r) == [(1, "null_key")]
+        assert drops(r) == [(1, DropReason.NULL_KEY)]
 
 
 # --- emit-on-change in the table source (2.6.0, 2.6.1, 2.7.0) ----------------------------------------
@@ -254,7 +257,7 @@ def test_null_key_stream_record_with_grace(release, join, fails):
 def test_idempotent_table_update_is_skipped_only_with_emit_on_change(release, skipped):
     r = run(spec("left"), [(T, "k", "a", 1), (T, "k", "a", 2), (S, "k", "A", 3)], release=release)
     assert outs(r) == [("k", "A-a", 3, 2)]
-    assert drops(r) == ([(1, "idempotent_update")] if skipped else [])
+    assert drops(r) == ([(1, DropReason.IDEMPOTENT_UPDATE)] if skipped else [])
 
 
 # --- explanations -----------------------------------------------------------------------------------

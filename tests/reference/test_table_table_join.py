@@ -2,6 +2,7 @@
 timestamps, old values, versioned parents (KIP-914), emit-on-change, nulls, explanations."""
 import pytest
 
+from reference.model.codes import DropReason, FailureCode
 from reference.runtime.engine import run_records
 from reference.model.profiles import profile_for
 from reference.model.records import NO_OLD_VALUE, InputRecord
@@ -92,6 +93,8 @@ def test_before_kip77_every_update_forwards_a_change(release):
 def test_null_key_kills_the_application_before_0_10_2(release):
     r = run(spec("left"), [(L, "k", "A", 1), (R, None, "a", 2), (L, "k", "B", 3)], release)
     assert r.failure is not None and r.failure.input_index == 1
+    assert r.failure.code is FailureCode.TABLE_SOURCE_NULL_KEY
+    assert str(r.failure) == f"Kafka Streams would fail at input 1: {FailureCode.TABLE_SOURCE_NULL_KEY.message}"
     assert [o[3] for o in outs(r)] == [0]
 
 
@@ -99,7 +102,7 @@ def test_null_key_kills_the_application_before_0_10_2(release):
 def test_null_key_is_dropped_since_0_10_2(release):
     r = run(spec("outer"), [(L, None, "A", 1), (R, None, None, 2)], release)
     assert r.failure is None and outs(r) == []
-    assert drops(r) == [(0, "null_key"), (1, "null_key")]
+    assert drops(r) == [(0, DropReason.NULL_KEY), (1, DropReason.NULL_KEY)]
 
 
 # --- output timestamps ---------------------------------------------------------------------------------
@@ -150,7 +153,7 @@ def test_out_of_order_update_of_a_versioned_table_is_dropped_by_the_join():
     r = run(spec("inner", left=100), records)
     # B@5 is history (not the newest version): stored, not joined; C@10 replaces A at the same ts
     assert outs(r) == [("k", "A-a", 10, 1), ("k", "C-a", 10, 3)]
-    assert drops(r) == [(2, "out_of_order_versioned_update")]
+    assert drops(r) == [(2, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE)]
     # an unversioned left table joins the out-of-order update
     assert [o[1] for o in outs(run(spec("inner"), records))] == ["A-a", "B-a", "C-a"]
 
@@ -159,7 +162,7 @@ def test_only_the_versioned_side_drops_out_of_order_updates():
     records = [(L, "k", "A", 10), (R, "k", "b", 20), (R, "k", "a", 15), (L, "k", "B", 5)]
     r = run(spec("outer", right=100), records)
     assert outs(r) == [("k", "A-null", 10, 0), ("k", "A-b", 20, 1), ("k", "B-b", 20, 3)]
-    assert drops(r) == [(2, "out_of_order_versioned_update")]
+    assert drops(r) == [(2, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE)]
 
 
 def test_versioned_other_side_lookup_is_the_latest_value_not_as_of():
@@ -170,14 +173,14 @@ def test_versioned_other_side_lookup_is_the_latest_value_not_as_of():
 def test_versioned_table_expired_put_is_dropped_at_the_retention_edge():
     records = [(L, "k", "A", 20), (L, "j", "X", 9), (L, "j", "Y", 10)]
     r = run(spec("left", left=10), records)
-    assert drops(r) == [(1, "expired_versioned_put")]
+    assert drops(r) == [(1, DropReason.EXPIRED_VERSIONED_PUT)]
     assert outs(r) == [("k", "A-null", 20, 0), ("j", "Y-null", 10, 2)]
 
 
 def test_versioned_tombstone_older_than_the_newest_version_is_dropped():
     r = run(spec("left", left=100), [(L, "k", "A", 10), (L, "k", None, 5), (L, "k", None, 11)])
     assert outs(r) == [("k", "A-null", 10, 0), ("k", None, 11, 2)]
-    assert drops(r) == [(1, "out_of_order_versioned_update")]
+    assert drops(r) == [(1, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE)]
 
 
 # --- emit-on-change (2.6.0, 2.6.1, 2.7.0) -------------------------------------------------------------
@@ -192,7 +195,7 @@ def test_emit_on_change_skips_idempotent_updates(release, on):
         # equal value, ts not older: skipped; an older ts is a change; a tombstone for an absent key
         # is skipped even where the inner join would forward it
         assert outs(r) == [("k", "A-a", 5, 1), ("k", "A-a", 5, 3)]
-        assert drops(r) == [(2, "idempotent_update"), (4, "idempotent_update"), (6, "idempotent_update")]
+        assert drops(r) == [(i, DropReason.IDEMPOTENT_UPDATE) for i in (2, 4, 6)]
     else:
         assert outs(r) == [("k", "A-a", 5, 1), ("k", "A-a", 5, 2), ("k", "A-a", 5, 3), ("j", None, 8, 6)]
         assert drops(r) == []

@@ -5,7 +5,7 @@ multiples of 60 000 (segment 0: 0..59 999, segment 1: 60 000..119 999, ...).
 """
 import pytest
 
-from reference.model.keys import serialized_key
+from reference.model.keys import key_identity, serialized_key
 from reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
 from reference.stores.window_store import InMemoryWindowStore, RocksDBWindowStore, segment_interval
 
@@ -238,7 +238,7 @@ def test_outer_store_orders_by_ts_then_right_before_left_then_key_bytes():
     store = OuterJoinStore()
     for ts, side, key in [(10, LEFT_SIDE, "b"), (10, LEFT_SIDE, "a"), (10, RIGHT_SIDE, "z"), (9, LEFT_SIDE, "z"),
                           (10, LEFT_SIDE, "B"), (11, RIGHT_SIDE, "a")]:
-        store.put(ts, side, key, serialized_key(key), f"{key}@{ts}", -1)
+        store.put(ts, side, key, key_identity(key), f"{key}@{ts}", -1)
     assert [(ts, side, key) for ts, side, key, _, _ in store.flattened()] == [
         (9, LEFT_SIDE, "z"), (10, RIGHT_SIDE, "z"), (10, LEFT_SIDE, "B"), (10, LEFT_SIDE, "a"),
         (10, LEFT_SIDE, "b"), (11, RIGHT_SIDE, "a")]
@@ -247,7 +247,7 @@ def test_outer_store_orders_by_ts_then_right_before_left_then_key_bytes():
 def test_outer_store_keys_compare_as_utf8_bytes():
     store = OuterJoinStore()
     for key in ["é", "z", "Z", "aa", "a"]:
-        store.put(1, LEFT_SIDE, key, serialized_key(key), key, -1)
+        store.put(1, LEFT_SIDE, key, key_identity(key), key, -1)
     assert [key for _, _, key, _, _ in store.flattened()] == ["Z", "a", "aa", "z", "é"]
 
 
@@ -255,19 +255,19 @@ def test_outer_store_integer_keys_sort_like_twos_complement_bytes():
     keys = [-1, 3, 0, 256, -300]
     store = OuterJoinStore()
     for key in keys:
-        store.put(1, LEFT_SIDE, key, serialized_key(key), key, -1)
+        store.put(1, LEFT_SIDE, key, key_identity(key), key, -1)
     assert [key for _, _, key, _, _ in store.flattened()] == [0, 3, 256, -300, -1]
 
 
 def test_outer_store_keeps_values_of_one_entry_in_insertion_order_and_deletes_them_together():
     store = OuterJoinStore()
-    kb = serialized_key("k")
-    store.put(5, LEFT_SIDE, "k", kb, "A1", 0)
-    store.put(5, LEFT_SIDE, "k", kb, "A2", 1)
-    store.put(5, RIGHT_SIDE, "k", kb, "a", 2)
+    kid = key_identity("k")
+    store.put(5, LEFT_SIDE, "k", kid, "A1", 0)
+    store.put(5, LEFT_SIDE, "k", kid, "A2", 1)
+    store.put(5, RIGHT_SIDE, "k", kid, "a", 2)
     assert [(v, i) for _, _, _, v, i in store.flattened()] == [("a", 2), ("A1", 0), ("A2", 1)]
-    assert store.delete(5, LEFT_SIDE, kb)
-    assert not store.delete(5, LEFT_SIDE, kb)
+    assert store.delete(5, LEFT_SIDE, kid)
+    assert not store.delete(5, LEFT_SIDE, kid)
     assert [v for _, _, _, v, _ in store.flattened()] == ["a"]
     assert len(store) == 1
 

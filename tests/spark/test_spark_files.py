@@ -62,7 +62,7 @@ def test_replaying_record_files_equals_running_the_scenario(spark, tmp_path, fmt
         assert (failure is None) == (result.failure is None)
         drops = {}
         for d in result.drops:
-            drops[d.reason] = drops.get(d.reason, 0) + 1
+            drops[str(d.reason)] = drops.get(str(d.reason), 0) + 1
         assert counts == drops
 
 
@@ -247,10 +247,10 @@ def test_one_pass_replay_writes_outputs_in_order_and_the_drops(spark, tmp_path, 
         assert got == expected_lines(expected, send_old)
         reasons = {}
         for d in expected.drops:
-            reasons[d.reason] = reasons.get(d.reason, 0) + 1
+            reasons[str(d.reason)] = reasons.get(str(d.reason), 0) + 1
         assert counts == reasons
         written = read_jsonl_folder(drops_path) if expected.drops else []
-        assert [(d["input"], d["reason"]) for d in written] == [(d.input_index, d.reason) for d in expected.drops]
+        assert [(d["input"], d["reason"]) for d in written] == [(d.input_index, str(d.reason)) for d in expected.drops]
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])

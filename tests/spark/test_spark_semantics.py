@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from kssim_testing import scenario
 
+from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, UnsupportedOperator
 from reference.model.records import NO_OLD_VALUE
 
@@ -94,8 +95,8 @@ def outs(result):
 def test_kip557_skips_idempotent_updates_only_in_2_6(results):
     assert outs(results["eoc-2.6"]) == [("k", ["A", "x"], 5, 1), ("k", ["A", "y"], 6, 3), ("k", ["A", "y"], 6, 4),
                                         ("k", None, 8, 5)]
-    assert [(d.input_index, d.reason) for d in results["eoc-2.6"].drops] == [(2, "idempotent_update"),
-                                                                           (6, "idempotent_update")]
+    assert [(d.input_index, d.reason) for d in results["eoc-2.6"].drops] == [(2, DropReason.IDEMPOTENT_UPDATE),
+                                                                           (6, DropReason.IDEMPOTENT_UPDATE)]
     assert outs(results["eoc-2.8"]) == [("k", ["A", "x"], 5, 1), ("k", ["A", "x"], 7, 2), ("k", ["A", "y"], 7, 3),
                                         ("k", ["A", "y"], 6, 4), ("k", None, 8, 5), ("k", None, 9, 6)]
     assert results["eoc-2.8"].drops == ()
@@ -108,7 +109,7 @@ def test_versioned_store_history_decides_is_latest(results):
     assert quirk.drops == ()
     history = results["versioned-history"]
     assert outs(history) == [("k", ["x", None], 2, 0), ("k", ["a", None], 5, 1), ("k", None, 5, 2)]
-    assert [(d.input_index, d.reason) for d in history.drops] == [(3, "out_of_order_versioned_update")]
+    assert [(d.input_index, d.reason) for d in history.drops] == [(3, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE)]
 
 
 def test_grace_buffer_evicts_in_serialized_key_order(results):
@@ -125,6 +126,7 @@ def test_failure_stops_every_task_at_the_first_failing_input(results):
     # grace 0: A and B join at once (as of their ts, empty table -> null); C (ts 3) fails before D (ts 20)
     assert outs(synced) == [("k", ["A", None], 1, 0), ("k", ["B", None], 2, 1)]
     assert isinstance(synced.failure, KafkaWouldFail) and synced.failure.input_index == 3
+    assert synced.failure.code is FailureCode.GRACE_BUFFER_NULL_KEY
     assert "NullPointerException" in synced.failure.message
     listed = results["fail-listed"]
     assert outs(listed) == [("k", ["A", None], 1, 0), ("k", ["B", None], 2, 1), ("k", ["D", None], 20, 2)]
@@ -136,6 +138,7 @@ def test_pre_kip77_forwards_everything_and_dies_on_a_null_key(results):
     old = results["pre-kip77"]
     assert outs(old) == [("k", None, 1, 0)]
     assert old.failure is not None and old.failure.input_index == 1
+    assert old.failure.code is FailureCode.TABLE_SOURCE_NULL_KEY
 
 
 def test_old_values_of_a_left_join(results):

@@ -13,6 +13,7 @@ import os
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes
 
+from reference.model.codes import FailureCode
 from reference.model.scenario import scenario_from_dict
 from spark_backend.joins import stream_stream_outer as outer
 from spark_backend.joins import stream_stream_settings as settings
@@ -74,7 +75,7 @@ def values(results, name):
 
 
 def dropped(results, name):
-    return [(d.input_index, d.reason) for d in run(results, name).drops]
+    return [(d.input_index, str(d.reason)) for d in run(results, name).drops]
 
 
 # --- lookup ranges (KStreamKStreamJoin: [max(0, t - joinBefore), max(0, t + joinAfter)]) ----------
@@ -531,6 +532,8 @@ def test_outer_sides_emit_null_key_records_at_once_since_3_7(results, join, api,
 def test_one_sided_left_join_of_0_10_0_fails_on_a_null_key(results):
     failure = run(results, NULL_KEY_0_10["0.10.0"]).failure
     assert failure is not None and failure.input_index == 0
+    # the shared code, and with it the reference's message (KStreamKStreamJoin's exception)
+    assert failure.code is FailureCode.STREAM_JOIN_NULL_KEY and failure.message == FailureCode.STREAM_JOIN_NULL_KEY.message
     assert run(results, NULL_KEY_0_10["0.10.1"]).failure is None
     assert dropped(results, NULL_KEY_0_10["0.10.1"]) == [(0, "null_key")]
 

@@ -1,0 +1,73 @@
+"""The engines kssim runs scenarios on, by name: one table, one call for every command and harness.
+
+:func:`run_scenarios` gives one result per scenario, in order: a
+:class:`~reference.model.records.RunResult`, or the exception that stopped that one scenario
+(an :class:`~reference.model.errors.UnsupportedOperator`: the engine does not implement its
+operator). :func:`replay` replays record files into one output file on either engine. The
+engines are imported here lazily, by module path, when a run asks for them: the shared model
+never imports an engine at import time (and needs no Spark to be imported).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import List, Sequence
+
+from reference.model.errors import KssimError, UnsupportedOperator
+
+#: engine name -> the module that runs it
+ENGINE_MODULES = {
+    "reference": "reference.runtime.engine",
+    "spark": "spark_backend.runtime.runner",
+}
+ENGINES = tuple(ENGINE_MODULES)
+#: the Spark backend's session (``get_spark(master)``)
+SPARK_SESSION_MODULE = "spark_backend.session"
+#: engine name -> (module, function) of its replay into one output file
+REPLAY_FUNCTIONS = {
+    "reference": ("reference.runtime.replay", "replay"),
+    "spark": ("spark_backend.runtime.replay", "replay_to_file"),
+}
+
+
+def check_engine(engine: str) -> str:
+    """``engine`` if kssim knows it; a KssimError naming the known engines otherwise."""
+    if engine not in ENGINE_MODULES:
+        raise KssimError(f"unknown engine {engine!r} (engines: {', '.join(ENGINES)})")
+    return engine
+
+
+def run_scenarios(engine: str, scenarios: Sequence, explain: bool = False, master=None,
+                  catch=UnsupportedOperator) -> List:
+    """Run ``scenarios`` on ``engine``; one RunResult, or the exception that stopped it, per
+    scenario. ``catch``: the exceptions a reference run turns into its result (the Spark runner
+    puts an UnsupportedOperator in an unimplemented operator's slot itself and runs the batch as
+    one job). ``explain`` asks the reference engine for the why of each output and drop (the
+    Spark backend does not explain); ``master``: the Spark master URL (default: local Spark
+    in-process, or the Spark environment)."""
+    module = importlib.import_module(ENGINE_MODULES[check_engine(engine)])
+    scenarios = list(scenarios)
+    if engine == "reference":
+        out = []
+        for scenario in scenarios:
+            try:
+                out.append(module.run_scenario(scenario, explain=explain))
+            except catch as exc:
+                out.append(exc)
+        return out
+    # one job for the batch; the runner puts an UnsupportedOperator in the slot of a scenario
+    # whose operator it does not implement
+    session = importlib.import_module(SPARK_SESSION_MODULE)
+    return module.run_scenarios(scenarios, spark=session.get_spark(master))
+
+
+def replay(engine: str, scenario, inputs: Sequence, output, master=None):
+    """Replay the record files ``inputs`` through ``scenario``'s topology on ``engine`` into the
+    file ``output`` (``.jsonl`` or ``.parquet``); returns a
+    :class:`~reference.model.record_files.ReplaySummary`. The output path is checked before any
+    work (``record_files.check_output_path``) and written atomically, on either engine;
+    ``master``: the Spark master URL (the Spark backend)."""
+    module_name, function = REPLAY_FUNCTIONS[check_engine(engine)]
+    run = getattr(importlib.import_module(module_name), function)
+    if engine == "spark":
+        return run(scenario, list(inputs), output, master=master)
+    return run(scenario, list(inputs), output)
