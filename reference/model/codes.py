@@ -28,12 +28,24 @@ class DropReason(enum.Enum):
     #: A versioned-store put older than history retention (KIP-889): not stored, not forwarded.
     EXPIRED_VERSIONED_PUT = ("expired_versioned_put", "log 'Skipping record for expired put.' + dropped-records metric",
                              "versioned store put older than the history retention: not stored")
-    #: A table-table join drops an update that is not the latest version of its key (KIP-914).
+    #: A table join (table-table, or an FK join's subscription or foreign-table side) drops an update
+    #: that is not the latest version of its key (KIP-914).
     OUT_OF_ORDER_VERSIONED_UPDATE = (
         "out_of_order_versioned_update",
         "log 'Skipping out-of-order record from versioned table while performing table-table join.' "
         "+ dropped-records metric",
         "out-of-order update of a versioned table: not the latest version, ignored by the join")
+    #: The key mapper of a KStream-GlobalKTable join returned null (KStreamKTableJoinProcessor).
+    NULL_JOIN_KEY = ("null_join_key", "log 'Skipping record due to null join key or value' + dropped-records metric",
+                     "the key mapper returned null: no key to look up, dropped by the join")
+    #: An FK join's LHS update whose (old or new) FK is null where the release drops it
+    #: (SubscriptionSendProcessorSupplier).
+    NULL_FOREIGN_KEY = ("null_foreign_key", "log 'Skipping record due to null foreign key' + dropped-records metric",
+                        "null foreign key: the subscription update is dropped")
+    #: An FK join response whose value hash no longer matches the current LHS value
+    #: (ResponseJoinProcessorSupplier): computed for an older LHS value, it is dropped.
+    STALE_FK_RESPONSE = ("stale_fk_response", "ResponseJoinProcessorSupplier: hash mismatch, dropped-records metric",
+                         "FK join response for an older LHS value (hash mismatch): dropped")
     #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")

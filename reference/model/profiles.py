@@ -25,8 +25,9 @@ RELEASE_LINES = (
     "1.0", "1.1",
     "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
     "3.0", "3.1", "3.2", "3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9",
+    "4.0", "4.1", "4.2", "4.3",
 )
-DEFAULT_RELEASE = "3.9"
+DEFAULT_RELEASE = RELEASE_LINES[-1]
 
 
 @attrs.frozen
@@ -94,6 +95,30 @@ RULES = (
          "a null-value put on a duplicate-retaining RocksDB window store is a no-op (before: it advanced the store clock)"),
     Rule("rocksdb_fetch_from_first_segment", "0.10.2", "Segments#minSegmentId (fixed by KAFKA-4851)", until="0.11.0",
          doc="window-store fetches skip segments older than the first segment ever created"),
+    # --- foreign-key table joins (KIP-213) ------------------------------------------------------
+    Rule("foreign_key_joins", "2.4", "KIP-213",
+         "KTable#join/leftJoin with a foreign-key extractor: subscription/response pipeline, hash validation"),
+    Rule("fk_response_to_primary_partition", "3.3", "KAFKA-13769",
+         "SubscriptionWrapper v1 carries the LHS record's partition; responses go back to it "
+         "(before: the default partitioner over the serialized PK)"),
+    Rule("fk_left_join_null_foreign_key", "3.7", "KIP-962 (KAFKA-14748)",
+         "left FK join: a null FK subscribes (joiner(v, null)); an FK change or delete sends "
+         "DELETE_KEY_AND_PROPAGATE to the old FK (the duplicate results of KAFKA-16394/16644)"),
+    Rule("fk_extractor_with_key", "4.0", "KIP-1104",
+         "the FK extractor may read the LHS key (BiFunction<K, V, KO>)"),
+    Rule("fk_left_unsubscribe_no_propagate", "4.1", "KAFKA-18713",
+         "left FK join: the old FK is unsubscribed with DELETE_KEY_NO_PROPAGATE (one result per FK "
+         "change or delete, the delete tombstone at the LHS ts)"),
+    Rule("fk_inner_null_fk_transitions", "4.1", "KAFKA-16407, KAFKA-16434",
+         "inner FK join: an FK turning null retracts the old result, an FK turning non-null subscribes, "
+         "a same-FK update with the RHS missing emits nothing"),
+    # --- KStream-GlobalKTable joins (KIP-99) --------------------------------------------------
+    Rule("global_table_joins", "0.10.2", "KIP-99",
+         "KStream#join/leftJoin(GlobalKTable, keyMapper, joiner)"),
+    Rule("global_join_null_stream_key", "2.7", "KAFKA-10277",
+         "a stream record with a null key but a non-null mapped key is joined (before: dropped)"),
+    Rule("global_left_join_null_mapped_key", "4.1", "KAFKA-19208",
+         "left join: a record whose key mapper returns null emits joiner(v, null) (before: dropped)"),
     # --- processing order (timestamp synchronisation across partitions) -----------------------
     Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
          doc="a task picks the partition with the smallest monotone max of head timestamps"),

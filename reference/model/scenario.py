@@ -23,7 +23,8 @@ import attrs
 from reference.model.errors import KssimError, ScenarioError, TopologyError
 from reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
 from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.topology import OPERATOR_INPUT_TOPICS, check_topology, parse_topology
+from reference.model.topology import (OPERATOR_INPUT_TOPICS, ExtractorError, check_topology, extract_key, key_extractor_of,
+                                      parse_topology)
 
 FORMAT = "kssim-scenario/1"
 ORDERS = ("as_listed", "timestamp_sync")
@@ -33,7 +34,17 @@ OUTPUT_TOPIC = "output"
 
 _TOP_FIELDS = ("format", "name", "description", "source", "semantics", "topology", "config", "inputs",
                "expected", "checkpoints", "compare", "expected_failure")
-_CONFIG_FIELDS = ("order", "store", "partitions", "emit_interval_ms")
+_CONFIG_FIELDS = ("order", "store", "partitions", "emit_interval_ms", "delivery", "seed", "schedule",
+                  "global_table")
+#: how records written to internal topics (an FK join's subscription and response topics) reach
+#: their tasks: ``synchronous``, TopologyTestDriver's order (after each input, internal records
+#: are processed in production order before the next input); ``interleaved``, per-partition FIFO
+#: queues and a seeded choice among the non-empty ones (every interleaving a deployment can show)
+DELIVERIES = ("synchronous", "interleaved")
+#: when a GlobalKTable's records are applied: ``as_listed`` (TopologyTestDriver: each piped record
+#: at once, in list order) or ``bootstrap`` (a running application reads the global topic in full
+#: before it processes the stream)
+GLOBAL_TABLE_ORDERS = ("as_listed", "bootstrap")
 _INPUT_FIELDS = ("topic", "partition", "key", "value", "ts")
 _EXPECTED_FIELDS = ("topic", "partition", "key", "value", "ts", "after_input", "old_value")
 
@@ -46,6 +57,10 @@ class RunConfig:
     store: str = "rocksdb"
     partitions: dict = attrs.field(factory=dict, eq=False)
     emit_interval_ms: int = 0
+    delivery: str = "synchronous"
+    seed: Optional[int] = None
+    schedule: Optional[tuple] = None
+    global_table: str = "as_listed"
 
     def partition_count(self, topic: str) -> int:
         return self.partitions.get(topic, 1)
@@ -137,6 +152,7 @@ class _Loader:
         topology = parse_topology(doc.get("topology"), self.fail) if "topology" in doc else None
         if topology is None:
             raise self.fail("topology", "missing required field")
+        self.topology = topology
         config = self.config(doc.get("config", {}), topology.operator)
         try:
             check_topology(topology, profile, config.store)
@@ -189,7 +205,28 @@ class _Loader:
         interval = obj.get("emit_interval_ms", 0)
         if not _is_int(interval) or interval < 0:
             raise self.fail("config.emit_interval_ms", f"must be a non-negative integer, got {interval!r}")
-        return RunConfig(order=order, store=store, partitions=dict(partitions), emit_interval_ms=interval)
+        delivery = obj.get("delivery", "synchronous")
+        if delivery not in DELIVERIES:
+            raise self.fail("config.delivery", f"must be one of {', '.join(DELIVERIES)}, got {delivery!r}")
+        seed = obj.get("seed")
+        if seed is not None and not _is_int(seed):
+            raise self.fail("config.seed", f"must be an integer, got {seed!r}")
+        schedule = obj.get("schedule")
+        if schedule is not None and (not isinstance(schedule, list) or not all(_is_int(c) and c >= 0 for c in schedule)):
+            raise self.fail("config.schedule", "must be a list of non-negative queue choices (as `kssim explore` prints them)")
+        if delivery == "interleaved" and seed is None and schedule is None:
+            raise self.fail("config.seed", "interleaved delivery needs a seed (or a schedule): the same seed gives the "
+                            "same run, byte for byte")
+        if delivery == "synchronous" and (seed is not None or schedule is not None):
+            raise self.fail("config.delivery", "seed and schedule choose an interleaving: they need delivery: interleaved")
+        global_table = obj.get("global_table", "as_listed")
+        if global_table not in GLOBAL_TABLE_ORDERS:
+            raise self.fail("config.global_table", f"must be one of {', '.join(GLOBAL_TABLE_ORDERS)}, got {global_table!r}")
+        if global_table != "as_listed" and operator != "global_table_join":
+            raise self.fail("config.global_table", f"only a global_table_join reads a GlobalKTable (operator {operator})")
+        return RunConfig(order=order, store=store, partitions=dict(partitions), emit_interval_ms=interval,
+                         delivery=delivery, seed=seed, schedule=None if schedule is None else tuple(schedule),
+                         global_table=global_table)
 
     def record_fields(self, obj, where, allowed, config, topics):
         if not isinstance(obj, dict):
@@ -228,8 +265,22 @@ class _Loader:
             if ts < 0:
                 # FailOnInvalidTimestamp, Kafka's default extractor, stops the application
                 raise self.fail(f"{where}.ts", f"negative timestamp {ts}: Kafka's default timestamp extractor (FailOnInvalidTimestamp) rejects it")
+            self.check_extractable(obj, where, topic)
             out.append(InputRecord(topic=topic, key=obj["key"], value=obj["value"], ts=ts, partition=partition, index=i))
         return tuple(out)
+
+    def check_extractable(self, obj, where, topic):
+        """A left record of an FK join (or a stream record of a GlobalKTable join) must hold what
+        the extractor reads: an error naming the record and the field, not a crash mid-run."""
+        extractor = key_extractor_of(self.topology)
+        if extractor is None or topic != "left" or (extractor.source == "value" and obj["value"] is None):
+            return  # a left tombstone has no FK to extract
+        if extractor.source == "key" and obj["key"] is None:
+            return
+        try:
+            extract_key(extractor, obj["key"], obj["value"])
+        except ExtractorError as exc:
+            raise self.fail(f"{where}.{exc.where}", str(exc)) from None
 
     def expected(self, items, config) -> tuple:
         if not isinstance(items, list):

@@ -18,6 +18,9 @@ from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS, Profile
 JOIN_TYPES_STREAM_STREAM = ("inner", "left", "outer")
 JOIN_TYPES_STREAM_TABLE = ("inner", "left")
 JOIN_TYPES_TABLE_TABLE = ("inner", "left", "outer")
+JOIN_TYPES_FOREIGN_KEY = ("inner", "left")
+JOIN_TYPES_GLOBAL_TABLE = ("inner", "left")
+KEY_SOURCES = ("value", "key")
 JOINER_NAMES = ("pair", "concat")
 WINDOW_APIS = ("time_difference", "legacy")
 
@@ -73,6 +76,81 @@ class TableTableJoinSpec:
 
 
 @attrs.frozen
+class KeyExtractorSpec:
+    """A named key extractor of the scenario format: the FK extractor of an ``fk_join``, the key
+    mapper of a ``global_table_join``.
+
+    ``source`` "value" (default): ``value[field]`` of the record's value, which must be an object
+    holding ``field`` (a null there is a null FK / mapped key). ``source`` "key": the record's key
+    itself (``field`` None) or ``key[field]`` of an object key; for ``fk_join`` this is KIP-1104's
+    ``BiFunction`` extractor (Kafka 4.0+). Apply it with :func:`extract_key`."""
+
+    source: str = "value"
+    field: Optional[str] = None
+
+
+class ExtractorError(ValueError):
+    """A record the key extractor cannot read (its value is not an object, or lacks the field);
+    ``where`` names the field (``value.fk``) for the error message."""
+
+    def __init__(self, where: str, message: str):
+        self.where = where
+        super().__init__(message)
+
+
+def extract_key(extractor: KeyExtractorSpec, key, value):
+    """The extracted key of a record (its FK, or its mapped key); None is a null FK / mapped key.
+    Raises :class:`ExtractorError` when the record does not have what the extractor reads."""
+    source = value if extractor.source == "value" else key
+    if extractor.field is None:
+        return source
+    if not isinstance(source, dict):
+        raise ExtractorError(f"{extractor.source}.{extractor.field}" if source is not None else extractor.source,
+                             f"the {'foreign key' if extractor.source == 'value' else 'key'} extractor reads field "
+                             f"{extractor.field!r} of the record's {extractor.source}, which must be an object, "
+                             f"got {source!r}")
+    if extractor.field not in source:
+        raise ExtractorError(f"{extractor.source}.{extractor.field}",
+                             f"missing field {extractor.field!r} that the extractor reads (a null FK is written "
+                             f"as \"{extractor.field}\": null)")
+    return source[extractor.field]
+
+
+def key_extractor_of(spec) -> Optional[KeyExtractorSpec]:
+    """The key extractor of an operator that has one (fk_join, global_table_join), else None."""
+    return getattr(spec, "foreign_key", None) or getattr(spec, "key_mapper", None)
+
+
+@attrs.frozen
+class ForeignKeyJoinSpec:
+    """``KTable#join/leftJoin(other, foreignKeyExtractor, joiner)`` (KIP-213, 2.4+): ``left`` is
+    the primary table (key PK), ``right`` the foreign table, keyed by the FK that ``foreign_key``
+    extracts from each left record."""
+
+    join: str
+    foreign_key: KeyExtractorSpec
+    left_table: TableSpec = TableSpec()
+    right_table: TableSpec = TableSpec()
+    joiner: object = "pair"
+    joiner_separator: str = "+"
+    send_old_values: bool = False
+    operator: str = attrs.field(default="fk_join", init=False)
+
+
+@attrs.frozen
+class GlobalTableJoinSpec:
+    """``KStream#join/leftJoin(globalTable, keyMapper, joiner)`` (KIP-99, 0.10.2+): ``left`` is the
+    stream, ``right`` the topic behind the GlobalKTable, looked up by the key that ``key_mapper``
+    maps each stream record to. Output key: the stream key; output ts: the stream record's."""
+
+    join: str
+    key_mapper: KeyExtractorSpec
+    joiner: object = "pair"
+    joiner_separator: str = "+"
+    operator: str = attrs.field(default="global_table_join", init=False)
+
+
+@attrs.frozen
 class OtherOperatorSpec:
     """An operator of the scenario format that the join engines of this release of kssim do not
     build yet (FK joins, windowed aggregations). Its fields are kept as read."""
@@ -89,6 +167,7 @@ OPERATOR_FIELDS = {
     "stream_table_join": _COMMON_JOIN_FIELDS + ("grace_ms", "table"),
     "table_table_join": _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values"),
     "fk_join": _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values"),
+    "global_table_join": _COMMON_JOIN_FIELDS + ("key_mapper",),
     "session_aggregate": _AGG_FIELDS + ("gap_ms", "grace_ms"),
     "window_aggregate": _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"),
     "sliding_aggregate": _AGG_FIELDS + ("time_difference_ms", "grace_ms"),
@@ -102,6 +181,7 @@ OPERATOR_INPUT_TOPICS = {
     "stream_table_join": ("left", "right"),
     "table_table_join": ("left", "right"),
     "fk_join": ("left", "right"),
+    "global_table_join": ("left", "right"),
     "windowed_table_join": ("left", "right"),
     "session_aggregate": ("input",),
     "window_aggregate": ("input",),
@@ -162,6 +242,13 @@ def _parse_table(reader: Optional[_Reader]) -> TableSpec:
     return TableSpec(versioned=versioned, history_retention_ms=retention)
 
 
+def _parse_extractor(reader: _Reader) -> KeyExtractorSpec:
+    reader.check_known(("from", "field"))
+    source = reader.get("from", str, default="value", choices=KEY_SOURCES)
+    field = reader.get("field", str, default=None, nullable=source == "key")
+    return KeyExtractorSpec(source=source, field=field)
+
+
 def _joiner_fields(r: _Reader):
     return dict(
         joiner=r.get("joiner", str, default="pair", choices=JOINER_NAMES),
@@ -205,6 +292,21 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
             send_old_values=r.get("send_old_values", bool, default=False),
             **_joiner_fields(r),
         )
+    if operator == "fk_join":
+        return ForeignKeyJoinSpec(
+            join=r.get("join", str, choices=JOIN_TYPES_FOREIGN_KEY),
+            foreign_key=_parse_extractor(r.sub("foreign_key")),
+            left_table=_parse_table(r.sub("left_table") if "left_table" in obj else None),
+            right_table=_parse_table(r.sub("right_table") if "right_table" in obj else None),
+            send_old_values=r.get("send_old_values", bool, default=False),
+            **_joiner_fields(r),
+        )
+    if operator == "global_table_join":
+        return GlobalTableJoinSpec(
+            join=r.get("join", str, choices=JOIN_TYPES_GLOBAL_TABLE),
+            key_mapper=_parse_extractor(r.sub("key_mapper")),
+            **_joiner_fields(r),
+        )
     return OtherOperatorSpec(operator=operator, fields=dict(obj))
 
 
@@ -238,6 +340,19 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
     elif isinstance(spec, TableTableJoinSpec):
         _check_table(spec.left_table, "topology.left_table", profile)
         _check_table(spec.right_table, "topology.right_table", profile)
+    elif isinstance(spec, ForeignKeyJoinSpec):
+        if not profile.foreign_key_joins:
+            raise TopologyError("topology.operator", "foreign-key table joins (KIP-213) do not exist before Kafka 2.4 "
+                                f"(modelled release {profile.release})")
+        if spec.foreign_key.source == "key" and not profile.fk_extractor_with_key:
+            raise TopologyError("topology.foreign_key.from", "an FK extractor that reads the key (KIP-1104's "
+                                f"BiFunction) does not exist before Kafka 4.0 (modelled release {profile.release})")
+        _check_table(spec.left_table, "topology.left_table", profile)
+        _check_table(spec.right_table, "topology.right_table", profile)
+    elif isinstance(spec, GlobalTableJoinSpec):
+        if not profile.global_table_joins:
+            raise TopologyError("topology.operator", "GlobalKTable joins (KIP-99) do not exist before Kafka 0.10.2 "
+                                f"(modelled release {profile.release})")
 
 
 def _check_table(table: TableSpec, field: str, profile: Profile) -> None:

@@ -28,13 +28,11 @@ def test_the_reference_gives_one_result_per_scenario():
 
 
 def test_an_unimplemented_operator_is_that_scenario_s_result():
-    fk = {"format": "kssim-scenario/1", "name": "fk", "semantics": "3.9",
-          "topology": {"operator": "fk_join", "join": "inner", "foreign_key": {"path": "f"}},
-          "inputs": [{"topic": "left", "key": "k", "value": {"f": 1}, "ts": 1}]}
-    try:
-        scenario = scenario_from_dict(fk)
-    except KssimError:
-        pytest.skip("the loader does not take this fk_join document")
+    # windowed aggregations arrive with a later issue: until then no engine implements them
+    session = {"format": "kssim-scenario/1", "name": "session", "semantics": "3.9",
+               "topology": {"operator": "session_aggregate", "gap_ms": 10, "grace_ms": 0, "aggregation": "count"},
+               "inputs": [{"topic": "input", "key": "k", "value": 1, "ts": 1}]}
+    scenario = scenario_from_dict(session)
     result, ok = run_scenarios("reference", [scenario, scenario_from_dict(doc())])
     assert isinstance(result, UnsupportedOperator) and isinstance(ok, RunResult)
 

@@ -2,7 +2,7 @@
 import pytest
 
 from reference.model.errors import KssimError
-from reference.model.profiles import RULES, profile_for, rule_changes
+from reference.model.profiles import RELEASE_LINES, RULES, profile_for, rule_changes
 
 
 @pytest.mark.parametrize("rule, last_without, first_with", [
@@ -34,14 +34,22 @@ def test_rules_that_came_and_went():
 
 def test_release_between_modelled_ones_takes_the_older_rules():
     assert profile_for("3.3") == profile_for("3.3.2")
-    assert [r.name for r in profile_for("3.3").active_rules()] == [r.name for r in profile_for("3.2").active_rules()]
+    # 3.2 and 3.3 differ only in FK response routing (KAFKA-13769): the classic joins behave alike
+    assert [r.name for r in rule_changes(profile_for("3.2"), profile_for("3.3"))] == ["fk_response_to_primary_partition"]
+    assert [r.name for r in rule_changes(profile_for("4.1"), profile_for("4.3.1"))] == []
 
 
-def test_default_is_3_9():
-    assert profile_for(None).release == "3.9"
+def test_default_is_the_newest_modelled_release():
+    assert profile_for(None).release == RELEASE_LINES[-1] == "4.3"
 
 
-@pytest.mark.parametrize("release", ["4.0", "3.10", "0.10.3", "0.9.0", "0.10", "x.y", "", "3"])
+def test_4x_changes_only_fk_and_global_table_joins():
+    changed = {r.name for r in rule_changes(profile_for("3.9"), profile_for("4.3"))}
+    assert changed == {"fk_extractor_with_key", "fk_left_unsubscribe_no_propagate", "fk_inner_null_fk_transitions",
+                       "global_left_join_null_mapped_key"}
+
+
+@pytest.mark.parametrize("release", ["4.4", "5.0", "3.10", "0.10.3", "0.9.0", "0.10", "x.y", "", "3"])
 def test_unknown_or_future_release_is_an_error(release):
     with pytest.raises(KssimError):
         profile_for(release)
@@ -54,7 +62,7 @@ def test_every_rule_names_its_source_and_a_valid_release():
 
 
 def test_rule_changes_between_releases():
-    assert [r.name for r in rule_changes(profile_for("3.6"), profile_for("3.7"))] == ["null_key_outer_emit", "stream_time_advanced_by_dropped"]
+    assert [r.name for r in rule_changes(profile_for("3.6"), profile_for("3.7"))] == ["null_key_outer_emit", "stream_time_advanced_by_dropped", "fk_left_join_null_foreign_key"]
     old_to_new = [r.name for r in rule_changes(profile_for("0.10.0"), profile_for("0.10.2"))]
     assert "kip77_join_semantics" in old_to_new and "output_ts_max" not in old_to_new
     assert rule_changes(profile_for("3.9"), profile_for("3.9.1")) == []

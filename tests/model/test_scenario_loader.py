@@ -38,7 +38,7 @@ def test_minimal_scenario_reads_defaults():
 def test_absent_semantics_is_the_newest_modelled_release():
     doc = base()
     del doc["semantics"]
-    assert scenario_from_dict(doc).release == "3.9"
+    assert scenario_from_dict(doc).release == "4.3"
 
 
 def test_yaml_and_json_read_the_same(tmp_path):
@@ -143,7 +143,7 @@ def test_apis_that_did_not_exist_in_the_release_are_rejected(release, topology, 
     assert error_of(base(semantics=release, topology=topology)).where == where
 
 
-@pytest.mark.parametrize("semantics", ["4.0", "0.9.0", "3", "latest", 3.9])
+@pytest.mark.parametrize("semantics", ["4.4", "0.9.0", "3", "latest", 3.9])
 def test_unknown_or_future_release_is_an_error(semantics):
     assert error_of(base(semantics=semantics)).where == "semantics"
 

@@ -468,9 +468,9 @@ def stream_stream_driver(join="inner", windows=None, **kwargs):
     return TopologyTestDriver(b.build(), **kwargs)
 
 
-def test_defaults_are_release_3_9_rocksdb_and_emit_interval_0():
+def test_defaults_are_the_newest_release_rocksdb_and_emit_interval_0():
     driver = stream_stream_driver()
-    assert driver.release == "3.9" and driver.config.store == "rocksdb" and driver.config.emit_interval_ms == 0
+    assert driver.release == "4.3" and driver.config.store == "rocksdb" and driver.config.emit_interval_ms == 0
     assert driver.config.order == "as_listed" and driver.config.task_count == 1
 
 
@@ -624,7 +624,7 @@ def test_driver_misuse_raises():
     with pytest.raises(IllegalArgumentError, match="store"):
         TopologyTestDriver(topology, store="memory")
     with pytest.raises(KssimError, match="not modelled"):
-        TopologyTestDriver(topology, release="4.0")
+        TopologyTestDriver(topology, release="4.4")
     driver = TopologyTestDriver(topology, store="in_memory")
     with pytest.raises(IllegalArgumentError, match="Unknown topic: input"):
         driver.create_input_topic("input")
