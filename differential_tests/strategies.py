@@ -35,7 +35,7 @@ KEY_POOLS = {
     "lists": ([1], [1.0], [True], ["1"], [1, 2]),
     "nested": ({"k": [1]}, {"k": [True]}, [{"a": 1, "b": 0}], [{"b": 0, "a": 1}]),
 }
-OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join")
+OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join")
 
 
 def _common(profiles):
@@ -46,6 +46,7 @@ def _common(profiles):
         "versioned": all(p.versioned_tables for p in profiles),
         "st_grace": all(p.stream_table_grace for p in profiles),
         "in_memory_stream_join": all(p.stream_joined_store_suppliers for p in profiles),
+        "extractor_with_key": all(p.fk_extractor_with_key for p in profiles),
     }
 
 
@@ -150,10 +151,56 @@ def table_table_topology(draw, caps):
             "send_old_values": draw(st.booleans()), "joiner": "concat", "joiner_separator": "-"}
 
 
+@st.composite
+def fk_join_topology(draw, caps):
+    return {"operator": "fk_join", "join": draw(st.sampled_from(("inner", "left"))),
+            "foreign_key": {"field": "fk"},
+            "left_table": _table(draw, caps["versioned"]), "right_table": _table(draw, caps["versioned"]),
+            "send_old_values": draw(st.booleans()), "joiner": "pair"}
+
+
+@st.composite
+def global_table_topology(draw, caps):
+    mapper = {"field": "to"} if draw(st.integers(0, 3)) else {"from": "key"}
+    return {"operator": "global_table_join", "join": draw(st.sampled_from(("inner", "left"))),
+            "key_mapper": mapper, "joiner": "concat", "joiner_separator": "-"}
+
+
+@st.composite
+def keyed_values_records(draw, partitions, primary_keys, foreign_keys, field, max_records=24):
+    """Records of a join whose left values point at right keys (an FK join's LHS, a global join's
+    stream): few primary and foreign keys, so FKs change back and forth and many subscribers share
+    an FK; values from a small pool, so ABA updates (v1 -> v2 -> v1, byte-identical) happen; null
+    FKs, left and right deletes (null values), null keys; right records keyed by the foreign keys."""
+    n = draw(st.integers(1, max_records))
+    ts = draw(timestamps(n))
+    pks = st.sampled_from(tuple(primary_keys) + (None,)).map(copy.deepcopy)
+    fks = st.sampled_from(tuple(foreign_keys) + (None,)).map(copy.deepcopy)
+    payloads = st.sampled_from(("A", "B", "C"))
+    out = []
+    for i in range(n):
+        topic = draw(st.sampled_from(("left", "left", "right")))
+        if topic == "left":
+            key = draw(pks)
+            value = None if draw(st.integers(0, 6)) == 0 else {field: draw(fks), "v": draw(payloads)}
+        else:
+            key = draw(fks)
+            value = None if draw(st.integers(0, 5)) == 0 else draw(st.sampled_from(("a", "b", "c")))
+        rec = {"topic": topic, "key": key, "value": value, "ts": ts[i]}
+        if partitions > 1:
+            rec["partition"] = draw(st.integers(0, partitions - 1))
+        out.append(rec)
+    return out
+
+
+_FOREIGN_KEYS = ("x", "y", "z")
+
 _TOPOLOGIES = {
     "stream_stream_join": stream_stream_topology,
     "stream_table_join": stream_table_topology,
     "table_table_join": table_table_topology,
+    "fk_join": fk_join_topology,
+    "global_table_join": global_table_topology,
 }
 
 
@@ -164,7 +211,17 @@ def scenarios(draw, operator: str, profiles: tuple, max_records: int = 24):
     topology = draw(_TOPOLOGIES[operator](caps))
     in_memory = operator != "stream_stream_join" or caps["in_memory_stream_join"]
     cfg, partitions = draw(config(("left", "right"), in_memory))
-    inputs = draw(records(("left", "right"), partitions, max_records, keys=draw(key_pool())))
+    if operator == "fk_join":
+        foreign = draw(st.sampled_from((_FOREIGN_KEYS, tuple(draw(key_pool())))))
+        inputs = draw(keyed_values_records(partitions, draw(key_pool()), foreign, "fk", max_records))
+    elif operator == "global_table_join":
+        foreign = draw(st.sampled_from((_FOREIGN_KEYS, tuple(draw(key_pool())))))
+        inputs = draw(keyed_values_records(partitions, foreign if "from" in topology["key_mapper"] else draw(key_pool()),
+                                           foreign, "to", max_records))
+        if draw(st.integers(0, 3)) == 0:
+            cfg["global_table"] = "bootstrap"
+    else:
+        inputs = draw(records(("left", "right"), partitions, max_records, keys=draw(key_pool())))
     doc = {"format": "kssim-scenario/1", "name": f"{operator}-generated", "topology": topology,
            "config": cfg, "inputs": inputs}
     # whatever else a release's API rejects (the loader knows every rule) is not generated

@@ -26,6 +26,9 @@ from reference.model.scenario import find_scenario_files, load_scenario
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
+#: the operators ``kssim difftest`` generates cases for (``differential_tests.strategies.OPERATORS``,
+#: named here so that parsing arguments does not import Hypothesis)
+DIFFTEST_OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join")
 
 
 def cmd_run(args) -> int:
@@ -243,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     diff = sub.add_parser("difftest", help="run generated cases through two engine configurations and shrink the first divergence")
     diff.add_argument("--a", required=True, metavar="ENGINE[@RELEASE]", help="e.g. reference, reference@3.6, spark@3.9")
     diff.add_argument("--b", required=True, metavar="ENGINE[@RELEASE]")
-    diff.add_argument("--operator", action="append", choices=("stream_stream_join", "stream_table_join", "table_table_join"))
+    diff.add_argument("--operator", action="append", choices=DIFFTEST_OPERATORS,
+                      help="operator to test (repeatable; default: all)")
     diff.add_argument("--cases", type=int, default=200, help="cases per operator (default 200)")
     diff.add_argument("--seed", type=int, default=0)
     diff.add_argument("--out", default="scenarios/regressions", help="where shrunk cases are written (default scenarios/regressions)")

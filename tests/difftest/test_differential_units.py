@@ -110,12 +110,12 @@ def test_shrink_finds_the_minimal_pair_with_batched_predicate():
     assert max(batches) > 1  # candidates were asked about in batches
 
 
-@pytest.mark.parametrize("text, label", [("reference", "reference@3.9"), ("reference@3.6", "reference@3.6"), ("spark@0.10.2", "spark@0.10.2")])
+@pytest.mark.parametrize("text, label", [("reference", "reference@4.3"), ("reference@3.6", "reference@3.6"), ("spark@0.10.2", "spark@0.10.2")])
 def test_engine_names(text, label):
     assert parse_engine(text).label == label
 
 
-@pytest.mark.parametrize("text", ["flink", "reference@4.2", "reference@x"])
+@pytest.mark.parametrize("text", ["flink", "reference@4.4", "reference@x"])
 def test_bad_engine_names(text):
     with pytest.raises(KssimError):
         parse_engine(text)
@@ -145,3 +145,49 @@ def test_generated_cases_are_valid_in_both_releases_and_deterministic(operator):
 def _python_collision(doc) -> bool:
     keys = [r["key"] for r in doc["inputs"] if r["key"] is not None]
     return any(x == y and key_text(x) != key_text(y) for i, x in enumerate(keys) for y in keys[i + 1:])
+
+
+@pytest.mark.parametrize("operator", ["fk_join", "global_table_join"])
+def test_generated_key_extracting_joins_hit_the_hard_cases(operator):
+    profiles = (profile_for("3.6"), profile_for("4.1"))
+    cases = draw_cases(operator, profiles, 200, seed=7)
+    assert len(cases) >= 100 and cases == draw_cases(operator, profiles, 200, seed=7)
+    for doc in cases:
+        for release in ("3.6", "4.1"):
+            scenario_from_dict({**doc, "semantics": release})
+    field = "fk" if operator == "fk_join" else "to"
+    left = [r for d in cases for r in d["inputs"] if r["topic"] == "left"]
+    assert any(r["value"] is None for r in left) and any(r["value"] and r["value"][field] is None for r in left)
+
+    def changes_back_and_forth(doc):  # a primary key's FK goes a -> b -> a
+        seen = {}
+        for r in doc["inputs"]:
+            if r["topic"] == "left" and r["value"] is not None:
+                seen.setdefault(key_text(r["key"]), []).append(key_text(r["value"][field]))
+        return any(len(v) >= 3 and v[0] == v[2] != v[1] for v in seen.values())
+
+    def aba_values(doc):  # a primary key's value v1 -> v2 -> v1, byte-identical
+        seen = {}
+        for r in doc["inputs"]:
+            if r["topic"] == "left" and r["value"] is not None:
+                seen.setdefault(key_text(r["key"]), []).append(key_text(r["value"]))
+        return any(v[i] == v[i + 2] != v[i + 1] for v in seen.values() for i in range(len(v) - 2))
+
+    def shared_foreign_key(doc):  # several primary keys subscribe to one FK
+        owners = {}
+        for r in doc["inputs"]:
+            if r["topic"] == "left" and r["value"] is not None and r["key"] is not None:
+                owners.setdefault(key_text(r["value"][field]), set()).add(key_text(r["key"]))
+        return any(len(v) >= 2 for v in owners.values())
+
+    assert sum(map(changes_back_and_forth, cases)) >= 5
+    assert sum(map(aba_values, cases)) >= 5
+    assert sum(map(shared_foreign_key, cases)) >= 20
+    assert any(d["config"].get("partitions") for d in cases)
+
+
+def test_the_cli_offers_every_generated_operator():
+    from differential_tests.strategies import OPERATORS
+    from tools.cli import DIFFTEST_OPERATORS
+
+    assert DIFFTEST_OPERATORS == OPERATORS
