@@ -12,6 +12,9 @@ Workloads (deterministic):
 - stream_table: inner join on an unversioned table; every 4th record is a table update, keys
   pseudo-random over ``keys``.
 - table_table: outer join; updates alternate sides, keys pseudo-random, every 10th a tombstone.
+- fk_join: inner FK join, ``keys`` left keys and ``keys // 10`` foreign keys; every 10th record
+  a right update, the others left updates to a pseudo-random key with a pseudo-random FK (so most
+  change their FK: an unsubscribe and a subscribe), every 20th left update a delete.
 """
 from __future__ import annotations
 
@@ -24,8 +27,8 @@ from reference.runtime.engine import run_records
 from reference.model.profiles import profile_for
 from reference.model.records import InputRecord
 from reference.model.scenario import RunConfig
-from reference.model.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
-                                TableTableJoinSpec)
+from reference.model.topology import (ForeignKeyJoinSpec, JoinWindowSpec, KeyExtractorSpec, StreamStreamJoinSpec,
+                                     StreamTableJoinSpec, TableSpec, TableTableJoinSpec)
 
 
 def _lcg(n, seed=12345):
@@ -61,11 +64,23 @@ def table_table_inputs(n, keys):
         yield InputRecord("left" if i % 2 == 0 else "right", names[r % keys], value, i, 0, i)
 
 
+def fk_join_inputs(n, keys):
+    names = _names("k", keys)
+    fks = _names("f", max(1, keys // 10))
+    pool = [{"fk": fks[i % len(fks)], "v": VALUES[i % 1000]} for i in range(10_000)]  # left values
+    for i, r in enumerate(_lcg(n, seed=7)):
+        if i % 10 == 0:
+            yield InputRecord("right", fks[r % len(fks)], VALUES[i % 1000], i, 0, i)
+        else:
+            yield InputRecord("left", names[r % keys], None if i % 20 == 19 else pool[(r >> 7) % 10_000], i, 0, i)
+
+
 WORKLOADS = {
     "stream_stream": (StreamStreamJoinSpec(join="inner", window=JoinWindowSpec(20000, 20000, 0),
                                            window_api="time_difference", joiner="concat"), stream_stream_inputs),
     "stream_table": (StreamTableJoinSpec(join="inner", table=TableSpec(), joiner="concat"), stream_table_inputs),
     "table_table": (TableTableJoinSpec(join="outer", joiner="concat"), table_table_inputs),
+    "fk_join": (ForeignKeyJoinSpec(join="inner", foreign_key=KeyExtractorSpec(field="fk")), fk_join_inputs),
 }
 
 

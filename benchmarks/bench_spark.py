@@ -1,4 +1,4 @@
-"""Spark backend vs reference engine: records/s for each classic join on generated captured topics.
+"""Spark backend vs reference engine: records/s for each join on generated captured topics.
 
 For each join and size (default 1M and 10M records over 10k keys) the script writes one Parquet
 record file (``topic, partition, offset, ts, key, value``, keys and values as JSON text) with
@@ -33,6 +33,7 @@ TOPOLOGIES = {
                       "window": {"before_ms": 20000, "after_ms": 20000, "grace_ms": 0}, "joiner": "concat"},
     "stream_table": {"operator": "stream_table_join", "join": "inner", "table": {"versioned": False}, "joiner": "concat"},
     "table_table": {"operator": "table_table_join", "join": "outer", "joiner": "concat"},
+    "fk_join": {"operator": "fk_join", "join": "inner", "foreign_key": {"field": "fk"}, "joiner": "pair"},
 }
 
 
@@ -41,6 +42,8 @@ def generate(spark, join, n, keys, path):
     from pyspark.sql import functions as F
 
     i = F.col("id")
+    if join == "fk_join":
+        return _write_one_file(_fk_frame(spark, n, keys), path)
     if join == "stream_stream":
         topic = F.when(i % 2 == 0, "left").otherwise("right")
         key_no = F.floor(i / 2) % keys
@@ -56,6 +59,30 @@ def generate(spark, join, n, keys, path):
     frame = spark.range(n).select(
         topic.alias("topic"), F.lit(0).alias("partition"), i.alias("offset"), i.alias("ts"),
         F.concat(F.lit('"k'), key_no.cast("string"), F.lit('"')).alias("key"), value.alias("value"))
+    _write_one_file(frame, path)
+
+
+def _fk_frame(spark, n, keys):
+    """bench_reference.py's fk_join workload: ``keys`` left keys, ``keys // 10`` foreign keys; every
+    10th record a right update, every 20th record a left delete, the others left updates with a
+    pseudo-random FK (the same shape, not the same pseudo-random draws)."""
+    from pyspark.sql import functions as F
+
+    i = F.col("id")
+    fks = max(1, keys // 10)
+    r = F.pmod(F.xxhash64(i, F.lit(7)), F.lit(1 << 30))
+    right = i % 10 == 0
+    key = F.when(right, F.concat(F.lit('"f'), (r % fks).cast("string"), F.lit('"'))) \
+        .otherwise(F.concat(F.lit('"k'), (r % keys).cast("string"), F.lit('"')))
+    left_value = F.concat(F.lit('{"fk":"f'), (F.floor(r / 128) % fks).cast("string"), F.lit('","v":"v'),
+                          (i % 1000).cast("string"), F.lit('"}'))
+    value = F.when(right, F.concat(F.lit('"v'), (i % 1000).cast("string"), F.lit('"'))) \
+        .when(i % 20 == 19, F.lit(None)).otherwise(left_value)
+    return spark.range(n).select(F.when(right, "right").otherwise("left").alias("topic"), F.lit(0).alias("partition"),
+                                 i.alias("offset"), i.alias("ts"), key.alias("key"), value.alias("value"))
+
+
+def _write_one_file(frame, path):
     tmp = path + ".dir"
     # one file in row groups of 16 MB (Spark's default of 128 MB would make the whole file one
     # split, read by one core)
@@ -102,7 +129,8 @@ def main(argv=None):
 
     spark = get_spark(args.master, workload="bulk")
     work = tempfile.mkdtemp(prefix="kssim-bench-")
-    print(f"Spark {spark.version} on {spark.sparkContext.master} vs the reference engine, Kafka 3.9, {KEYS:,} keys")
+    print(f"Spark {spark.version} on {spark.sparkContext.master} vs the reference engine, Kafka 3.9, {KEYS:,} keys "
+          f"(fk_join: {KEYS:,} left keys, {KEYS // 10:,} FKs)")
     print(f"{'join':<15}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")
     try:
         for join in args.join or sorted(TOPOLOGIES):

@@ -18,7 +18,7 @@ import sys
 import time
 
 from reference.model.compare import Status, check_failure, judge
-from reference.model.engines import ENGINES, replay, run_scenarios
+from reference.model.engines import ENGINES, explore, outcome_json, replay, run_scenarios
 from reference.model.errors import KssimError, ScenarioError
 from reference.model.records import NO_OLD_VALUE
 from reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
@@ -33,6 +33,8 @@ DIFFTEST_OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_jo
 
 def cmd_run(args) -> int:
     scenarios = [load_scenario(f) for f in find_scenario_files(args.files)]
+    if args.schedule is not None:
+        scenarios = [with_schedule(s, args.schedule) for s in scenarios]
     several = len(scenarios) > 1
     status = EXIT_OK
     for scenario, result in zip(scenarios, run_scenarios(args.engine, scenarios, args.explain, args.master)):
@@ -90,6 +92,48 @@ def _print_drops(scenario, result, args, several):
     for d in result.drops:
         why = f": {d.why.describe()}" if d.why is not None else ""
         print(f"  {describe_input(scenario, d.input_index)}: {d.reason}{why}")
+
+
+def with_schedule(scenario, text: str):
+    """``scenario`` with interleaved delivery following the schedule ``text`` (``0,2,1``: the queue
+    chosen at each step, as ``kssim explore`` prints it)."""
+    import attrs
+
+    try:
+        choices = tuple(int(c) for c in text.replace(" ", "").split(",") if c != "")
+    except ValueError:
+        raise KssimError(f"--schedule: expected comma-separated queue choices like 0,2,1, got {text!r}") from None
+    if any(c < 0 for c in choices):
+        raise KssimError(f"--schedule: queue choices are non-negative, got {text!r}")
+    config = attrs.evolve(scenario.config, delivery="interleaved", seed=None, schedule=choices)
+    return attrs.evolve(scenario, config=config)
+
+
+def cmd_explore(args) -> int:
+    """Seeded interleavings of one scenario, grouped by outcome."""
+    scenario = load_scenario(args.file)
+    if args.schedules < 1:
+        raise KssimError("--schedules must be at least 1")
+    found = explore(scenario, args.schedules, args.seed)
+    if args.format == "jsonl":
+        for outcome in found.outcomes:
+            print(json_line(outcome_json(outcome)))
+        return EXIT_OK
+    print(f"{scenario.name} (Kafka {scenario.release}, {scenario.topology.operator}): {found.schedules} schedules "
+          f"(seed {found.seed}), {len(found.outcomes)} distinct outcome(s)")
+    if found.relational_join is not None:
+        rows = ", ".join(f"{show(k)}:{show(v)}" for k, v in found.relational_join.values()) or "(empty)"
+        print(f"relational join of the final input tables: {rows}")
+    for n, outcome in enumerate(found.outcomes, 1):
+        verdict = {True: "final table = relational join", False: "final table DIFFERS from the relational join",
+                   None: "no relational reading"}[outcome.matches_relational_join]
+        print(f"\noutcome {n}: {outcome.count} of {found.schedules} schedules; {verdict}")
+        rows = [[str(p), show(k), show(v), str(ts), str(i)] for p, k, v, ts, i in outcome.outputs]
+        print(table(rows, ["partition", "key", "value", "ts", "input"]))
+        final = ", ".join(f"{show(k)}:{show(v)}" for k, v in outcome.final_table.values()) or "(empty)"
+        print(f"final table: {final}")
+        print(f"witness: kssim run {args.file} --schedule {','.join(map(str, outcome.schedule))}")
+    return EXIT_OK
 
 
 def cmd_check(args) -> int:
@@ -213,7 +257,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="say why each output record happened, and why each dropped input was dropped (reference engine)")
     run.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     run.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
+    run.add_argument("--schedule", metavar="CHOICES",
+                     help="interleaved delivery of internal records following these queue choices (0,2,1,...), "
+                          "as `kssim explore` prints a witness (reference engine)")
     run.set_defaults(func=cmd_run)
+
+    exp = sub.add_parser("explore", help="run seeded interleavings of a scenario with internal topics (an FK join) "
+                                         "and group them by outcome")
+    exp.add_argument("file", help="a scenario file")
+    exp.add_argument("--schedules", type=int, default=100, help="how many interleavings to run (default 100)")
+    exp.add_argument("--seed", type=int, default=0, help="master seed: the same seed explores the same schedules")
+    exp.add_argument("--format", choices=("table", "jsonl"), default="table",
+                     help="table (default), or jsonl: one object per outcome with outputs, final_table, count, "
+                          "schedule, matches_relational_join")
+    exp.set_defaults(func=cmd_explore)
 
     check = sub.add_parser("check", help="check scenarios against their expected output")
     check.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")

@@ -85,6 +85,16 @@ class FailureCode(enum.Enum):
         "grace_buffer_null_key", "NullPointerException thrown by RocksDBTimeOrderedKeyValueBuffer.put",
         "NullPointerException: key cannot be null (RocksDBTimeOrderedKeyValueBuffer.put): a stream-table "
         "left join with a grace period puts the null-key record into its buffer")
+    #: Before 1.0.1 (KAFKA-6378) a KStream-GlobalKTable join looks a null mapped key up in the global store.
+    GLOBAL_LOOKUP_NULL_KEY = (
+        "global_lookup_null_key", "NullPointerException thrown by the GlobalKTable's store get(null)",
+        "NullPointerException: the key mapper of a KStream-GlobalKTable join returned null and the global "
+        "store was asked for get(null) (before 1.0.1, KAFKA-6378)")
+    #: 0.10.2: restoring a GlobalKTable at start-up puts a null-key record into its store (KAFKA-5047).
+    GLOBAL_RESTORE_NULL_KEY = (
+        "global_restore_null_key", "NullPointerException thrown by GlobalStateManagerImpl.restoreState",
+        "NullPointerException: restoring the GlobalKTable at start-up hit a null-key record of its topic "
+        "(0.10.2, KAFKA-5047)")
 
     def __init__(self, code: str, mirrors: str, message: str):
         self.code = code

@@ -71,3 +71,18 @@ def replay(engine: str, scenario, inputs: Sequence, output, master=None):
     if engine == "spark":
         return run(scenario, list(inputs), output, master=master)
     return run(scenario, list(inputs), output)
+
+
+#: the engine that explores interleavings (interleaved delivery is the reference's alone)
+EXPLORE_MODULE = "reference.runtime.explore"
+
+
+def explore(scenario, schedules: int, seed: int):
+    """Run ``schedules`` seeded interleavings of ``scenario`` on the reference engine and group them
+    by output sequence (:mod:`reference.runtime.explore`); returns its ``Exploration``."""
+    return importlib.import_module(EXPLORE_MODULE).explore(scenario, schedules=schedules, seed=seed)
+
+
+def outcome_json(outcome) -> dict:
+    """One explored outcome as ``kssim explore --format jsonl`` prints it."""
+    return importlib.import_module(EXPLORE_MODULE).outcome_json(outcome)

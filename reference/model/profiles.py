@@ -98,6 +98,9 @@ RULES = (
     # --- foreign-key table joins (KIP-213) ------------------------------------------------------
     Rule("foreign_key_joins", "2.4", "KIP-213",
          "KTable#join/leftJoin with a foreign-key extractor: subscription/response pipeline, hash validation"),
+    Rule("fk_result_old_values", "2.4.1", "KAFKA-9500",
+         "an FK join's result that is not materialized may feed a downstream that needs old values "
+         "(it materializes itself); 2.4.0 cannot build that topology (the result store is never added)"),
     Rule("fk_response_to_primary_partition", "3.3", "KAFKA-13769",
          "SubscriptionWrapper v1 carries the LHS record's partition; responses go back to it "
          "(before: the default partitioner over the serialized PK)"),
@@ -114,11 +117,24 @@ RULES = (
          "a same-FK update with the RHS missing emits nothing"),
     # --- KStream-GlobalKTable joins (KIP-99) --------------------------------------------------
     Rule("global_table_joins", "0.10.2", "KIP-99",
-         "KStream#join/leftJoin(GlobalKTable, keyMapper, joiner)"),
+         "KStream#join/leftJoin(GlobalKTable, keyMapper, joiner): one key-value store of the whole "
+         "topic per instance (never versioned), looked up with keyMapper(key, value); output key and ts "
+         "are the stream record's"),
+    Rule("global_join_null_mapped_key_throws", "0.10.2", "KAFKA-6378", until="1.0.1",
+         doc="a stream record whose key mapper returns null is looked up with get(null), and the global "
+             "store throws NullPointerException: the application dies (inner and left)"),
+    Rule("global_restore_skips_null_key", "0.11.0", "KAFKA-5047",
+         "restoring a GlobalKTable at start-up skips null-key records (0.10.2: the restore throws "
+         "NullPointerException and the application dies)"),
     Rule("global_join_null_stream_key", "2.7", "KAFKA-10277",
-         "a stream record with a null key but a non-null mapped key is joined (before: dropped)"),
-    Rule("global_left_join_null_mapped_key", "4.1", "KAFKA-19208",
-         "left join: a record whose key mapper returns null emits joiner(v, null) (before: dropped)"),
+         "the key mapper runs before the null check: a stream record with a null key but a non-null "
+         "mapped key is joined, output key null (before: dropped); a null mapped key is dropped and "
+         "counted, inner and left (1.0.1-2.6: left emitted joiner(v, null), inner nothing)"),
+    Rule("global_left_join_null_mapped_key", "4.1", "KAFKA-19208; 1.0.1-2.6: KAFKA-6378",
+         also=(("1.0.1", "2.7"),),
+         doc="left join: a record with a value whose key mapper returns null emits joiner(v, null) "
+             "without a lookup (2.7-4.0: dropped by KAFKA-10277's null check; before 1.0.1: "
+             "global_join_null_mapped_key_throws)"),
     # --- processing order (timestamp synchronisation across partitions) -----------------------
     Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
          doc="a task picks the partition with the smallest monotone max of head timestamps"),

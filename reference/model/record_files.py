@@ -37,6 +37,7 @@ import attrs
 from reference.model.errors import KssimError, ScenarioError
 from reference.model.records import InputRecord
 from reference.model.render import json_line, output_as_json
+from reference.model.topology import ExtractorError, check_extractable
 
 RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
 REQUIRED_FIELDS = ("topic", "ts", "key", "value")
@@ -230,14 +231,19 @@ def data_files(path) -> List[str]:
             if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(path, name))]
 
 
-def read_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True) -> List[InputRecord]:
+def read_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True,
+                      extractor=None) -> List[InputRecord]:
     """All rows of ``paths`` as input records, numbered in file order (see the module docstring)."""
-    return list(iter_record_files(paths, topics, partitions, offsets_matter))
+    return list(iter_record_files(paths, topics, partitions, offsets_matter, extractor))
 
 
-def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True) -> Iterator[InputRecord]:
+def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter: bool = True,
+                      extractor=None) -> Iterator[InputRecord]:
     """The same records as a stream, read batch by batch: memory stays flat for ``as_listed``.
-    ``offsets_matter`` (``timestamp_sync``): given offsets must increase per topic partition."""
+    ``offsets_matter`` (``timestamp_sync``): given offsets must increase per topic partition.
+    ``extractor`` (the topology's key extractor, ``topology.key_extractor_of``: an FK join's FK,
+    a GlobalKTable join's key mapper): every ``left`` row must hold what it reads, as the scenario
+    loader requires of a scenario's inputs."""
     index = 0
     last_offset = {}
     topics = tuple(topics)
@@ -255,6 +261,11 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
                                     f"offset {offset} of topic {topic!r} partition {partition} comes after offset "
                                     f"{last_offset[coord]}: list each partition's records in increasing offset order")
             last_offset[coord] = offset
+            if extractor is not None and topic == "left":
+                try:
+                    check_extractable(extractor, key, value)
+                except ExtractorError as exc:
+                    raise ScenarioError(path, f"{where}, field {exc.where}", str(exc)) from None
             yield InputRecord(topic, key, value, ts, partition, index)
             index += 1
 

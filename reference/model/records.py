@@ -75,9 +75,13 @@ class RunResult:
     ``outputs``: output records in output order; ``drops``: in input order; ``failure``: the
     :class:`reference.model.errors.KafkaWouldFail` that stopped the run (what was emitted before
     it is kept), or None; ``processed``: input records processed (-1 where the engine does not
-    count them)."""
+    count them); ``schedule`` and ``schedule_options``: for a run with ``delivery: interleaved``
+    (``reference.runtime.delivery``), the queue chosen at each step and how many queues were
+    non-empty there (``schedule`` given back as ``config.schedule`` replays the run), else None."""
 
     outputs: tuple
     drops: tuple
     failure: Optional[object] = None
     processed: int = -1
+    schedule: Optional[tuple] = None
+    schedule_options: Optional[tuple] = None

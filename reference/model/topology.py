@@ -116,6 +116,15 @@ def extract_key(extractor: KeyExtractorSpec, key, value):
     return source[extractor.field]
 
 
+def check_extractable(extractor: KeyExtractorSpec, key, value) -> None:
+    """Raise :class:`ExtractorError` unless a ``left`` record has what ``extractor`` reads; a
+    record with nothing to extract from (a null value for a value extractor, a null key for a key
+    extractor: a tombstone, or a record the table source drops) passes."""
+    if (value if extractor.source == "value" else key) is None:
+        return
+    extract_key(extractor, key, value)
+
+
 def key_extractor_of(spec) -> Optional[KeyExtractorSpec]:
     """The key extractor of an operator that has one (fk_join, global_table_join), else None."""
     return getattr(spec, "foreign_key", None) or getattr(spec, "key_mapper", None)
@@ -347,6 +356,10 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
         if spec.foreign_key.source == "key" and not profile.fk_extractor_with_key:
             raise TopologyError("topology.foreign_key.from", "an FK extractor that reads the key (KIP-1104's "
                                 f"BiFunction) does not exist before Kafka 4.0 (modelled release {profile.release})")
+        if spec.send_old_values and not profile.fk_result_old_values:
+            raise TopologyError("topology.send_old_values", "before Kafka 2.4.1 (KAFKA-9500) an FK join whose result "
+                                "is not materialized cannot send old values downstream: the result's store is never "
+                                f"added to the topology (modelled release {profile.release})")
         _check_table(spec.left_table, "topology.left_table", profile)
         _check_table(spec.right_table, "topology.right_table", profile)
     elif isinstance(spec, GlobalTableJoinSpec):

@@ -11,13 +11,21 @@ their partition in the order ``config.order`` defines:
   timestamp since 2.4, the monotone maximum of head timestamps in 2.1-2.3, the monotone partition
   time of the buffered minimum (``MinTimestampTracker``) before 2.1. Ties go to the input topic
   declared first (``left`` before ``right``), then the lower partition (scenario contract).
+- ``config.global_table: bootstrap`` (a GlobalKTable join): every ``right`` record first, in list
+  order, as a starting application restores its global store, then the stream in the order above.
 
 Output records go to partition N of the output topic for task N (a key-preserving sink), in the
 order the processors forward them (depth-first, as Kafka does).
+
+Records a processor sends to an internal topic (``TaskContext.send``) reach the task of their
+partition as ``config.delivery`` says (:mod:`reference.runtime.delivery`): ``synchronous``
+(:meth:`Engine.drain_internal`, TopologyTestDriver's order) or ``interleaved`` (seeded or
+scheduled choices among per-partition FIFO queues).
 """
 from __future__ import annotations
 
 from collections import deque
+from itertools import chain
 from typing import Callable, Iterable, Iterator, List, Optional
 
 import attrs
@@ -126,7 +134,8 @@ class Engine:
 
     def drain_internal(self, index):
         """Process every record sent to internal topics, in the order sent (breadth-first), in the
-        task of its partition, attributed to input ``index``."""
+        task of its partition, attributed to input ``index``: ``synchronous`` delivery, whose
+        outputs are TopologyTestDriver's (see :mod:`reference.runtime.delivery`)."""
         internal = self.internal
         while internal:
             topic, key, value, ts, partition = internal.popleft()
@@ -144,6 +153,14 @@ class Engine:
 
 def processing_order(inputs, config: RunConfig, profile, topics) -> Iterator[InputRecord]:
     """The order in which the tasks process ``inputs`` (see the module docstring)."""
+    if config.global_table == "bootstrap":
+        # a running application restores its GlobalKTable from the whole topic before any stream
+        # thread starts: every ``right`` record first (list order), then the stream in its order
+        inputs = list(inputs)
+        table = [r for r in inputs if r.topic == "right"]
+        stream = [r for r in inputs if r.topic != "right"]
+        rest = iter(stream) if config.order == "as_listed" else _timestamp_sync_order(stream, profile, topics)
+        return chain(table, rest)
     if config.order == "as_listed":
         return iter(inputs)
     return _timestamp_sync_order(list(inputs), profile, topics)
@@ -189,6 +206,10 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
     """Run input records through a topology. With ``on_output`` the outputs are streamed to it
     (and not kept), so memory stays bounded by live state."""
     engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops)
+    if config.delivery == "interleaved":
+        from reference.runtime.delivery import run_interleaved
+
+        return run_interleaved(engine, processing_order(inputs, config, profile, engine.topics), config, on_output)
     tasks, contexts, internal = engine.tasks, engine.contexts, engine.internal
     sink: list = []  # every task emits into it; drained after each input when streaming
     for ctx in contexts:

@@ -23,6 +23,8 @@ _MODULES = {
     "stream_stream_join": "reference.joins.stream_stream",
     "stream_table_join": "reference.joins.stream_table",
     "table_table_join": "reference.joins.table_table",
+    "fk_join": "reference.foreign_key.join",
+    "global_table_join": "reference.joins.global_table",
 }
 
 

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from reference.model.record_files import ReplaySummary, check_output_path, open_output, read_record_files
 from reference.model.render import sends_old_values
-from reference.model.topology import OPERATOR_INPUT_TOPICS
+from reference.model.topology import OPERATOR_INPUT_TOPICS, key_extractor_of
 from reference.runtime.engine import run_records
 
 
@@ -24,7 +24,8 @@ def replay(scenario, inputs: Sequence, output) -> ReplaySummary:
     check_output_path(output, inputs)
     # every row is read and checked before the run: a bad row is reported before any output
     records = read_record_files(inputs, OPERATOR_INPUT_TOPICS[scenario.topology.operator], scenario.config.partitions,
-                                offsets_matter=scenario.config.order == "timestamp_sync")
+                                offsets_matter=scenario.config.order == "timestamp_sync",
+                                extractor=key_extractor_of(scenario.topology))
     with open_output(output, sends_old_values(scenario)) as writer:
         result = run_records(scenario.topology, scenario.profile, scenario.config, records, on_output=writer.write)
     drops = {}
