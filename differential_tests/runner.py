@@ -47,14 +47,19 @@ class Finding:
     divergence: Divergence
     report: str
     written_to: Optional[str] = None
+    explained_by: tuple = ()
 
 
 @attrs.frozen
 class OperatorRun:
+    """One operator's difftest: how many cases ran, and the findings (shrunk divergences), the
+    first one as ``finding``."""
+
     operator: str
     cases: int
     seconds: float
     finding: Optional[Finding]
+    findings: tuple = ()
 
 
 def _still_diverges(a: EngineConfig, b: EngineConfig):
@@ -66,29 +71,67 @@ def _still_diverges(a: EngineConfig, b: EngineConfig):
 
 
 def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, seed: int,
-                      batch_size: int = 500, out_dir: Optional[str] = None) -> OperatorRun:
+                      batch_size: int = 500, out_dir: Optional[str] = None,
+                      max_findings: Optional[int] = None) -> OperatorRun:
+    """Run ``cases`` generated cases through ``a`` and ``b``; shrink divergences into findings.
+
+    Two engines at one release: the first divergence is the finding (``max_findings`` 1). Two
+    releases: what an upgrade changes is one minimal case per changed rule, so the search goes on
+    after a finding until every changed rule has explained one (``explained_by``: the changed
+    rules whose name or KIP/JIRA the explanations of the differing records cite), a divergence
+    no rule explains has been found, or the cases run out; divergences explained by rules already
+    shown are skipped. ``max_findings`` caps the findings either way."""
     started = time.monotonic()
     docs = draw_cases(operator, (a.profile, b.profile), cases, seed)
+    changed = rule_changes(a.profile, b.profile) if a.release != b.release else []
+    limit = max_findings if max_findings is not None else max(1, len(changed))
+    findings: List[Finding] = []
+    covered: set = set()
+    ran = 0
     for start in range(0, len(docs), batch_size):
         batch = docs[start:start + batch_size]
         results_a, results_b = run_batch(a, batch), run_batch(b, batch)
         for offset, (ra, rb) in enumerate(zip(results_a, results_b)):
+            ran = start + offset + 1
             if ra.error or rb.error or first_divergence(ra, rb) is None:
                 continue
             original = batch[offset]
             small = shrink(original, _still_diverges(a, b))
-            finding = _finding(operator, start + offset, original, small, a, b, seed)
+            finding = _finding(operator, start + offset, original, small, a, b, seed, changed)
+            if findings and (not finding.explained_by or set(finding.explained_by) <= covered):
+                continue  # nothing new: a rule already shown (or, after the first, an unexplained repeat)
+            covered.update(finding.explained_by)
             if out_dir:
                 finding = attrs.evolve(finding, written_to=write_regression(finding, a, b, out_dir))
-            return OperatorRun(operator, start + offset + 1, time.monotonic() - started, finding)
-    return OperatorRun(operator, len(docs), time.monotonic() - started, None)
+            findings.append(finding)
+            if len(findings) >= limit or (changed and covered >= {r.name for r in changed}) \
+                    or (changed and not finding.explained_by):
+                return OperatorRun(operator, ran, time.monotonic() - started, findings[0], tuple(findings))
+    return OperatorRun(operator, len(docs), time.monotonic() - started, findings[0] if findings else None,
+                       tuple(findings))
 
 
-def _finding(operator, index, original, small, a, b, seed) -> Finding:
+def _finding(operator, index, original, small, a, b, seed, changed=()) -> Finding:
     ra, = run_batch(a, [small], explain=True)
     rb, = run_batch(b, [small], explain=a.engine == "reference" and b.engine == "reference")
     div = first_divergence(ra, rb)
-    return Finding(operator, index, original, small, div, describe(small, div, ra, rb, a, b, seed, index))
+    report = describe(small, div, ra, rb, a, b, seed, index)
+    explained = explained_by(report, changed)
+    if explained:
+        report += "\n  explained by: " + ", ".join(explained)
+    return Finding(operator, index, original, small, div, report, explained_by=explained)
+
+
+def explained_by(report: str, changed) -> tuple:
+    """The changed rules a divergence report's explanations cite: by rule name, or by one of its
+    KIP/JIRA refs (the report's own list of the rules that differ is not a citation)."""
+    report = "\n".join(line for line in report.splitlines() if not line.startswith("  rules that differ"))
+    cited = []
+    for rule in changed:
+        refs = [part.strip().split(" ")[0] for part in rule.ref.replace(";", ",").split(",")]
+        if rule.name in report or any(ref and ref in report for ref in refs):
+            cited.append(rule.name)
+    return tuple(cited)
 
 
 def show_key(key) -> str:
@@ -178,5 +221,5 @@ def _as_expected(rec) -> dict:
 
 
 def difftest(a: EngineConfig, b: EngineConfig, operators=OPERATORS, cases: int = 200, seed: int = 0,
-             out_dir: Optional[str] = None, batch_size: int = 500) -> List[OperatorRun]:
-    return [difftest_operator(op, a, b, cases, seed, batch_size, out_dir) for op in operators]
+             out_dir: Optional[str] = None, batch_size: int = 500, max_findings: Optional[int] = None) -> List[OperatorRun]:
+    return [difftest_operator(op, a, b, cases, seed, batch_size, out_dir, max_findings) for op in operators]

@@ -179,17 +179,18 @@ def cmd_difftest(args) -> int:
     a, b = parse_engine(args.a), parse_engine(args.b)
     operators = args.operator or list(OPERATORS)
     status = EXIT_OK
-    for run in difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out):
+    for run in difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out, max_findings=args.findings):
         rate = run.cases / run.seconds * 60 if run.seconds else 0
-        if run.finding is None:
+        if not run.findings:
             print(f"{run.operator}: {run.cases} cases, no divergence between {a.label} and {b.label} "
                   f"({run.seconds:.1f}s, {rate:,.0f} cases/min)")
             continue
         status = EXIT_FAILED
-        print(run.finding.report)
-        if run.finding.written_to:
-            print(f"  written to {run.finding.written_to} (check it with: kssim check {run.finding.written_to}; "
-                  f"see why with: kssim run --explain {run.finding.written_to})")
+        for finding in run.findings:
+            print(finding.report)
+            if finding.written_to:
+                print(f"  written to {finding.written_to} (check it with: kssim check {finding.written_to}; "
+                      f"see why with: kssim run --explain {finding.written_to})")
     return status
 
 
@@ -307,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="operator to test (repeatable; default: all)")
     diff.add_argument("--cases", type=int, default=200, help="cases per operator (default 200)")
     diff.add_argument("--seed", type=int, default=0)
+    diff.add_argument("--findings", type=int, default=None,
+                      help="most divergences to report per operator (default: 1 between engines; between two "
+                           "releases, one per rule that changes, each explained by its rule)")
     diff.add_argument("--out", default="scenarios/regressions", help="where shrunk cases are written (default scenarios/regressions)")
     diff.set_defaults(func=cmd_difftest)
     return parser

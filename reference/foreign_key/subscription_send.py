@@ -74,19 +74,25 @@ def _same_fk(a, b) -> bool:
 class SubscriptionSend:
     """The subscription-send processor of one LHS task."""
 
-    __slots__ = ("fk", "left", "plan", "_unsubscribe", "routing", "hashes")
+    __slots__ = ("fk", "left", "plan", "_unsubscribe", "routing", "hashes", "rule", "unsubscribe_rule")
 
     def __init__(self, spec, profile, routing, hashes):
         self.fk = make_extractor(spec)
         self.left = spec.join == "left"
+        # the instruction table in force, and the rule that chose it (named in explanations)
         if self.left and profile.fk_left_join_null_foreign_key:
-            self.plan = self._left_kip962
+            self.plan, self.rule = self._left_kip962, "fk_left_join_null_foreign_key, KIP-962"
         elif not self.left and profile.fk_inner_null_fk_transitions:
-            self.plan = self._inner_null_fk_transitions
+            self.plan, self.rule = self._inner_null_fk_transitions, "fk_inner_null_fk_transitions, KAFKA-16407/16434"
         else:
-            self.plan = self._default
+            self.plan, self.rule = self._default, "foreign_key_joins, KIP-213 default instructions"
         self._unsubscribe = (DELETE_KEY_NO_PROPAGATE if profile.fk_left_unsubscribe_no_propagate
                              else DELETE_KEY_AND_PROPAGATE) if self.left else None
+        self.unsubscribe_rule = (
+            "fk_left_unsubscribe_no_propagate, KAFKA-18713: the old FK is unsubscribed without a result"
+            if profile.fk_left_unsubscribe_no_propagate else
+            "3.7-4.0: the old FK's unsubscribe propagates a second result, KAFKA-16394/16644; "
+            "4.1+ sends DELETE_KEY_NO_PROPAGATE, fk_left_unsubscribe_no_propagate, KAFKA-18713")
         self.routing = routing
         self.hashes = hashes
 
@@ -106,17 +112,19 @@ class SubscriptionSend:
             ctx.send(SUBSCRIPTION_TOPIC, fk, Subscription(value_hash, instruction, key, key_id, task, trace), ts,
                      partition)
 
-    @staticmethod
-    def _trace(plan, entry, key, new, ts, value_hash, partition, ctx):
+    def _trace(self, plan, entry, key, new, ts, value_hash, partition, ctx):
         """The explanation hops of one subscription: ``([hop texts], [stored records used])``."""
         fk, instruction = entry
         also = ""
+        rule = self.rule
         if len(plan) > 1:  # an FK change: name the other subscription too
             first = plan[0] is entry
             other_fk, other = plan[1 if first else 0]
             also = f" ({'before' if first else 'after'} {other.name} for FK {show(other_fk)})"
+            if self.plan == self._left_kip962:  # both results of the move exist because of the unsubscribe rule
+                rule = f"{rule}; {self.unsubscribe_rule}"
         return ([f"left {show(key)}:{show(new)}@{ts} (input {ctx.input_index}) sent {instruction.name} for FK "
-                 f"{show(fk)} with hash {short(value_hash)} to subscription partition {partition}{also}"], [])
+                 f"{show(fk)} with hash {short(value_hash)} to subscription partition {partition}{also} [{rule}]"], [])
 
     # --- the instruction tables (see the module docstring) ----------------------------------------
     def _default(self, key, new, old, ts, ctx):
