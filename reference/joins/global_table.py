@@ -169,7 +169,8 @@ class GlobalTableJoin:
             stream = f"stream record {show(key)}:{show(value)}@{ts}"
             if reason is DropReason.NULL_KEY:
                 text = (f"{stream} has a null key: dropped before the key mapper runs (before 2.7, KAFKA-10277; "
-                        "'Skipping record due to null key or value')")
+                        "since 2.0 with 'Skipping record due to null key or value' and the skipped/dropped-records "
+                        "metric, silently before)")
             elif reason is DropReason.NULL_VALUE:
                 text = f"{stream} has a null value: dropped ('Skipping record due to null join key or value')"
             else:

@@ -73,7 +73,9 @@ def _idempotent(frame, in_play):
         .over(per_key.rowsBetween(*BEFORE))
     frame = frame.select("*", previous.alias("src_prev"))
     prev_v, has_prev, value = F.col("src_prev.v"), F.col("src_prev").isNotNull(), F.col("value")
-    same_as_store = F.when(value.isNull(), ~has_prev | prev_v.isNull()).otherwise(has_prev & (prev_v == value))
+    # null-safe: after a skipped tombstone for an absent key the previous value is null, and a put
+    # is then different (a plain == would be null, so no run would start there)
+    same_as_store = F.when(value.isNull(), ~has_prev | prev_v.isNull()).otherwise(has_prev & prev_v.eqNullSafe(value))
     # [ktable_emit_on_change] putIfDifferentValues (KIP-557) on a key-value store only
     watches = F.col("ktable_emit_on_change") & ~F.col("t_ver") & in_play
     frame = frame.select("*", (watches & same_as_store).alias("src_same"))

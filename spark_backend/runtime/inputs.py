@@ -32,9 +32,10 @@ from typing import List, Optional, Sequence
 import attrs
 
 from reference.model.keys import key_text
-from reference.model.topology import StreamTableJoinSpec, TableSpec, TableTableJoinSpec
+from reference.model.topology import ForeignKeyJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
 
-from spark_backend.joins import stream_stream_settings
+from spark_backend.foreign_key import settings as fk_settings
+from spark_backend.joins import global_table_settings, stream_stream_settings
 
 SIDES = {"left": 0, "right": 1}
 TOPICS = ("left", "right")
@@ -49,11 +50,12 @@ CONFIG_DDL = (
     "kip77_join_semantics BOOLEAN, output_ts_max BOOLEAN, ktable_emit_on_change BOOLEAN, "
     "null_key_outer_emit BOOLEAN, "
     "grace BIGINT, lver BOOLEAN, lret BIGINT, rver BOOLEAN, rret BIGINT, send_old BOOLEAN, "
-    "joiner STRING, sep STRING, " + stream_stream_settings.CONFIG_DDL
+    "joiner STRING, sep STRING, " + stream_stream_settings.CONFIG_DDL + ", " + fk_settings.CONFIG_DDL
+    + ", " + global_table_settings.CONFIG_DDL
 )
 CONFIG_COLUMNS = tuple(part.split()[0] for part in CONFIG_DDL.split(", "))
 
-IMPLEMENTED = ("stream_table_join", "table_table_join", "stream_stream_join")
+IMPLEMENTED = ("stream_table_join", "table_table_join", "stream_stream_join", "fk_join", "global_table_join")
 
 
 @attrs.frozen
@@ -69,6 +71,7 @@ class Features:
     ktable_emit_on_change: bool = True
     operators: frozenset = frozenset(IMPLEMENTED)
     stream_stream: stream_stream_settings.Features = stream_stream_settings.Features()
+    foreign_key: fk_settings.Features = fk_settings.Features()
     #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
     #: literals, so Spark's optimizer folds the rules away and prunes the windows nobody reads
     constants: tuple = ()
@@ -94,6 +97,7 @@ class Features:
         constants = tuple((c, rows[0][c]) for c in CONFIG_COLUMNS if c != "sid") if len(rows) == 1 else ()
         return cls(operators=frozenset(r["op"] for r in rows), constants=constants,
                    stream_stream=stream_stream_settings.Features.of(rows),
+                   foreign_key=fk_settings.Features.of(rows),
                    ts_sync=any(r["ts_sync"] for r in rows),
                    versioned=any(r["lver"] or r["rver"] for r in rows),
                    grace=any(r["grace"] is not None for r in rows),
@@ -136,11 +140,13 @@ def config_row(sid: int, scenario) -> dict:
     if isinstance(spec, StreamTableJoinSpec):
         row["grace"] = spec.grace_ms
         row["rver"], row["rret"] = _table_fields(spec.table)
-    elif isinstance(spec, TableTableJoinSpec):
+    elif isinstance(spec, (TableTableJoinSpec, ForeignKeyJoinSpec)):
         row["lver"], row["lret"] = _table_fields(spec.left_table)
         row["rver"], row["rret"] = _table_fields(spec.right_table)
         row["send_old"] = spec.send_old_values
     row.update(stream_stream_settings.config_fields(scenario))
+    row.update(fk_settings.config_fields(scenario))
+    row.update(global_table_settings.config_fields(scenario))
     return row
 
 

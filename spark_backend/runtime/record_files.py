@@ -320,8 +320,29 @@ def _offsets(raw):
     return raw, F.col("off")
 
 
+def _extractor_problems(keys, values, source, field):
+    """Arrow UDF body: for each ``left`` row (key and value as JSON text), what the topology's key
+    extractor cannot read in it (``reference.model.topology.check_extractable``, the reference's
+    rule), as ``field <where>: <message>``, or null."""
+    import pyarrow as pa
+
+    from reference.model.topology import ExtractorError, KeyExtractorSpec, check_extractable
+
+    out = []
+    for key, value, src, fld in zip(keys.to_pylist(), values.to_pylist(), source.to_pylist(), field.to_pylist()):
+        problem = None
+        if src is not None:
+            try:
+                check_extractable(KeyExtractorSpec(source=src, field=fld), None if key is None else json.loads(key),
+                                  None if value is None else json.loads(value))
+            except ExtractorError as exc:
+                problem = f"field {exc.where}: {exc}"
+        out.append(problem)
+    return pa.array(out, pa.string())
+
+
 def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None,
-                      with_offsets: bool = True, canonical_values: bool = False):
+                      with_offsets: bool = True, canonical_values: bool = False, extractor=None):
     """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
     folders: Parquet; anything else: JSONL), numbered and checked as the module docstring says
     (``partitions``: topic -> count, default 1); returns ``(records, RecordStats)``.
@@ -329,7 +350,10 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
     each row's offset ``off`` and checks that given offsets increase; without it ``off`` is the
     given offset or null: ``as_listed`` processes the rows in file order and reads no offset.
     ``canonical_values``: rewrite Parquet values as their canonical JSON text too (KIP-557's
-    idempotence check compares value bytes; keys are always rewritten)."""
+    idempotence check compares value bytes; keys are always rewritten). ``extractor``: the
+    topology's key extractor (``reference.model.topology.key_extractor_of``: an FK join's FK, a
+    GlobalKTable join's key mapper); every ``left`` row must hold what it reads, as the scenario
+    loader (and the reference's reader) requires."""
     from pyspark.sql import functions as F
 
     paths = [str(p) for p in paths]
@@ -366,6 +390,16 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         # the reference decodes key and value before it checks the other fields of a row
         if python_bad is not None and (first_bad is None or python_bad["idx"] <= first_bad[0]):
             first_bad = (python_bad["idx"], python_bad["file"], python_bad["json_problem"])
+    if extractor is not None:
+        udf = F.arrow_udf(_extractor_problems, "string")
+        left = F.col("topic") == "left"
+        unreadable = raw.select("idx", "file", udf(F.when(left, F.col("key")), F.when(left, F.col("value")),
+                                                   F.when(left, F.lit(extractor.source)),
+                                                   F.lit(extractor.field).cast("string")).alias("problem")) \
+            .filter(F.col("problem").isNotNull()).groupBy().agg(F.min(F.struct("idx", "file", "problem")).alias("first")) \
+            .collect()[0]["first"]
+        if unreadable is not None and (first_bad is None or unreadable["idx"] < first_bad[0]):
+            first_bad = (unreadable["idx"], unreadable["file"], unreadable["problem"])
     if first_bad is not None:
         idx, file, message = first_bad
         raise ScenarioError(file, f"input record {idx}", message)

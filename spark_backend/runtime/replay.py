@@ -39,6 +39,7 @@ from reference.model.record_files import (OutputPathError, ReplaySummary, atomic
                                           clashing_input)
 from reference.model.render import sends_old_values
 from reference.model.scenario import load_scenario
+from reference.model.topology import key_extractor_of
 
 # absolute imports: spark-submit runs this file as a script
 from spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
@@ -46,7 +47,7 @@ from spark_backend.runtime.outputs import (DROP, FAILURE, OUTPUT, OUTPUT_ORDER, 
                                    output_columns, output_frame, with_joiners, write_jsonl, write_parquet)
 from spark_backend.runtime.processing_order import ORDER_KEY
 from spark_backend.runtime.record_files import RecordStats, read_record_files
-from spark_backend.runtime.runner import batch_events
+from spark_backend.runtime.runner import batch_events, unsupported_delivery
 from spark_backend.session import get_spark
 
 
@@ -55,13 +56,18 @@ def replay_frames(spark, scenario, record_paths=None):
     inputs); ``stats`` is a ``record_files.RecordStats``."""
     if scenario.topology.operator not in IMPLEMENTED:
         raise UnsupportedOperator(f"the Spark backend does not implement operator {scenario.topology.operator!r} yet")
+    if unsupported_delivery(scenario) is not None:
+        raise unsupported_delivery(scenario)
     if record_paths:
         configs_rows = [config_row(0, scenario)]
         as_listed = scenario.config.order != "timestamp_sync"
-        # KIP-557's idempotence check compares value bytes [ktable_emit_on_change]
+        # KIP-557's idempotence check compares value bytes [ktable_emit_on_change], and so does
+        # an FK join's hash check (spark_backend.foreign_key.response_join)
         records, stats = read_record_files(spark, record_paths, partitions=scenario.config.partitions,
                                            with_offsets=not as_listed,
-                                           canonical_values=bool(configs_rows[0]["ktable_emit_on_change"]))
+                                           canonical_values=bool(configs_rows[0]["ktable_emit_on_change"])
+                                           or scenario.topology.operator == "fk_join",
+                                           extractor=key_extractor_of(scenario.topology))
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))

@@ -11,7 +11,8 @@ Drops and failures: the operators write only codes (a ``reference.model.codes.Dr
 are collected. Real Kafka Streams dies on the first failing input in processing order; the records
 emitted and the drops recorded before it are kept, nothing after it is (as the reference engine's
 run stops there). Scenarios whose operator this backend does not implement get an
-:class:`~reference.model.errors.UnsupportedOperator` instance in their slot instead of a result.
+:class:`~reference.model.errors.UnsupportedOperator` instance in their slot instead of a result,
+and so do FK joins with ``config.delivery: interleaved`` (:func:`unsupported_delivery`).
 """
 from __future__ import annotations
 
@@ -28,11 +29,15 @@ from spark_backend.runtime.outputs import DROP, FAILURE, OUTPUT, OUTPUT_ORDER, t
 from spark_backend.runtime.processing_order import ORDER_KEY, by_task, with_processing_order
 from spark_backend.session import get_spark
 from spark_backend.joins.stream_stream import stream_stream_join
+from spark_backend.joins.global_table import global_table_join
 from spark_backend.joins.stream_table import stream_table_join
 from spark_backend.joins.table_table import table_table_join
+from spark_backend.foreign_key.join import foreign_key_join
 
 OPERATORS = {"stream_table_join": stream_table_join, "table_table_join": table_table_join,
              "stream_stream_join": stream_stream_join}
+OPERATORS["fk_join"] = foreign_key_join
+OPERATORS["global_table_join"] = global_table_join
 
 
 def batch_events(records, configs, features):
@@ -65,6 +70,14 @@ def first_failure(failure_rows):
     return min(failure_rows, key=event_order, default=None)
 
 
+def unsupported_delivery(scenario) -> Optional[UnsupportedOperator]:
+    """``config.delivery: interleaved`` (seeded interleavings of an FK join's internal topics) is the
+    reference engine's alone: the Spark backend computes TopologyTestDriver's synchronous order."""
+    if scenario.config.delivery == "interleaved" and scenario.topology.operator == "fk_join":
+        return UnsupportedOperator("interleaved delivery is not supported by engine spark")
+    return None
+
+
 def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = None) -> List:
     """Run a batch of scenarios in one Spark job; one result (or UnsupportedOperator) per scenario.
     ``scan_block``: compute the task scans in blocks of that many positions (``prefix_scan``; a
@@ -75,6 +88,8 @@ def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = N
         op = scenario.topology.operator
         if op not in IMPLEMENTED:
             slots[i] = UnsupportedOperator(f"the Spark backend does not implement operator {op!r} yet")
+        elif unsupported_delivery(scenario) is not None:
+            slots[i] = unsupported_delivery(scenario)
         else:
             runnable.append(i)
     if not runnable:

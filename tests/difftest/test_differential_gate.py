@@ -12,7 +12,8 @@ CASES = int(os.environ.get("KSSIM_DIFF_CASES", "150"))
 SEED = 20261121
 
 
-@pytest.mark.parametrize("operator", ["stream_stream_join", "stream_table_join", "table_table_join"])
+@pytest.mark.parametrize("operator", ["stream_stream_join", "stream_table_join", "table_table_join", "fk_join",
+                                      "global_table_join"])
 def test_reference_and_spark_agree(operator):
     run = difftest_operator(operator, parse_engine("reference"), parse_engine("spark"), CASES, SEED)
     assert run.cases >= CASES * 0.9, "the strategy produced too few cases"
