@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import attrs
 
+from spark_backend.runtime.config_columns import config_columns
+
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)
 _COLUMNS = (
     ("fk_source", "STRING", "what the FK extractor reads: 'value' (value[field]) or 'key' (KIP-1104)"),
@@ -24,10 +26,8 @@ _COLUMNS = (
     ("fk_left_unsubscribe_no_propagate", "BOOLEAN", "KAFKA-18713"),
     ("fk_inner_null_fk_transitions", "BOOLEAN", "KAFKA-16407, KAFKA-16434"),
 )
-CONFIG_DDL = ", ".join(f"{name} {kind}" for name, kind, _ in _COLUMNS)
-CONFIG_COLUMNS = tuple(name for name, _, _ in _COLUMNS)
-#: the columns that are release rules, read from the profile by their own name
-RULE_COLUMNS = CONFIG_COLUMNS[CONFIG_COLUMNS.index("foreign_key_joins"):]
+#: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
+CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="foreign_key_joins")
 
 
 def config_fields(scenario) -> dict:

@@ -10,6 +10,8 @@ Scenarios of other operators get nulls. ``CONFIG_DDL`` is their schema, appended
 """
 from __future__ import annotations
 
+from spark_backend.runtime.config_columns import config_columns
+
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)
 _COLUMNS = (
     ("gt_source", "STRING", "what the key mapper reads: 'value' or 'key'"),
@@ -21,10 +23,8 @@ _COLUMNS = (
     ("global_join_null_stream_key", "BOOLEAN", "KAFKA-10277"),
     ("global_left_join_null_mapped_key", "BOOLEAN", "KAFKA-6378 (1.0.1-2.6), KAFKA-19208 (4.1+)"),
 )
-CONFIG_DDL = ", ".join(f"{name} {kind}" for name, kind, _ in _COLUMNS)
-CONFIG_COLUMNS = tuple(name for name, _, _ in _COLUMNS)
-#: the columns that are release rules, read from the profile by their own name
-RULE_COLUMNS = CONFIG_COLUMNS[CONFIG_COLUMNS.index("global_table_joins"):]
+#: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
+CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="global_table_joins")
 
 
 def config_fields(scenario) -> dict:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import attrs
 
 from reference.model.profiles import join_window_stores
+from spark_backend.runtime.config_columns import config_columns
 
 MIN_SEGMENT_INTERVAL_MS = 60_000
 #: ``Windows#segments`` before 2.1: a RocksDB window store keeps this many segments
@@ -56,10 +57,8 @@ _COLUMNS = (
     ("outer_scan_per_side_lookback", "BOOLEAN", "KAFKA-15417"),
     ("emit_throttle_from_now", "BOOLEAN", "KAFKA-13817"),
 )
-CONFIG_DDL = ", ".join(f"{name} {kind}" for name, kind, _ in _COLUMNS)
-CONFIG_COLUMNS = tuple(name for name, _, _ in _COLUMNS)
-#: the columns that are release rules, read from the profile by their own name
-RULE_COLUMNS = CONFIG_COLUMNS[CONFIG_COLUMNS.index("stream_join_null_key_throws"):]
+#: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
+CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="stream_join_null_key_throws")
 
 
 def window_settings(spec, profile):

@@ -197,3 +197,55 @@ def test_output_has_one_partition_per_task():
     rec = {"topic": "output", "partition": 1, "key": "k", "value": 1, "ts": 1}
     assert scenario_from_dict(base(config=two, expected=[rec])).expected[0].partition == 1
     assert error_of(base(expected=[rec])).where == "expected[0].partition"
+
+
+FK = {"operator": "fk_join", "join": "left", "foreign_key": {"field": "fk"}}
+
+
+def fk_doc(inputs, semantics="3.9", topology=FK, **config):
+    doc = base(semantics=semantics, topology=topology, inputs=inputs)
+    if config:
+        doc["config"] = config
+    return doc
+
+
+@pytest.mark.parametrize("value, message", [
+    ({"v": 1}, "missing field 'fk'"),
+    ("plain", "must be an object, got 'plain'"),
+    ([1, 2], "must be an object"),
+])
+def test_a_left_value_the_fk_extractor_cannot_read_names_record_and_field(value, message):
+    err = error_of(fk_doc([{"topic": "right", "key": "x", "value": "r", "ts": 0},
+                           {"topic": "left", "key": "k", "value": value, "ts": 1}]))
+    assert err.path == "f.json" and err.where == "inputs[1].value.fk" and message in err.message
+
+
+def test_a_null_fk_and_a_left_tombstone_are_valid():
+    s = scenario_from_dict(fk_doc([{"topic": "left", "key": "k", "value": {"fk": None}, "ts": 1},
+                                   {"topic": "left", "key": "k", "value": None, "ts": 2}]))
+    assert len(s.inputs) == 2
+
+
+def test_fk_joins_before_2_4_and_key_extractors_before_4_0_are_errors():
+    err = error_of(fk_doc([], semantics="2.3"))
+    assert err.where == "topology.operator" and "before Kafka 2.4" in err.message
+    err = error_of(fk_doc([], semantics="3.9", topology={**FK, "foreign_key": {"from": "key"}}))
+    assert err.where == "topology.foreign_key.from" and "4.0" in err.message
+    assert scenario_from_dict(fk_doc([], semantics="4.0", topology={**FK, "foreign_key": {"from": "key"}}))
+
+
+def test_interleaved_delivery_needs_a_seed_or_a_schedule():
+    err = error_of(fk_doc([], delivery="interleaved"))
+    assert err.where == "config.seed" and "needs a seed" in err.message
+    assert scenario_from_dict(fk_doc([], delivery="interleaved", seed=3)).config.seed == 3
+    assert scenario_from_dict(fk_doc([], delivery="interleaved", schedule=[0, 1])).config.schedule == (0, 1)
+    assert error_of(fk_doc([], seed=3)).where == "config.delivery"
+    assert error_of(fk_doc([], delivery="interleaved", schedule=[0, -1])).where == "config.schedule"
+
+
+def test_a_global_table_join_mapper_reading_the_key_and_the_bootstrap_order():
+    topology = {"operator": "global_table_join", "join": "inner", "key_mapper": {"from": "key"}}
+    s = scenario_from_dict(fk_doc([{"topic": "left", "key": "k", "value": "v", "ts": 1}], semantics="3.9",
+                                  topology=topology, global_table="bootstrap"))
+    assert s.config.global_table == "bootstrap" and s.topology.key_mapper.source == "key"
+    assert error_of(base(config={"global_table": "bootstrap"})).where == "config.global_table"
