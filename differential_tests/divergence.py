@@ -34,40 +34,36 @@ def _sig(rec):
     return (key_text(rec.key), canonical(rec.value), rec.ts, rec.input_index, old)
 
 
-def code_of(reason):
-    """The stable code of a drop reason or failure code: a ``DropReason``/``FailureCode`` member's
-    ``code``, or the value itself (a plain string from an engine not yet on the enums; None)."""
-    return getattr(reason, "code", reason)
+def code_of(reason) -> str:
+    """The stable code of a ``DropReason`` or ``FailureCode`` member (every engine reports these)."""
+    return reason.code
 
 
 def message_of(reason) -> str:
-    """A reason's one-sentence message (the enum's), or its text when it is a plain string."""
-    message = getattr(reason, "message", None)
-    return message if isinstance(message, str) else ("" if reason is None else str(reason))
+    """The one-sentence message of a ``DropReason`` or ``FailureCode`` member."""
+    return reason.message
 
 
 def failure_code(failure):
-    """A ``KafkaWouldFail``'s code (None when the engine did not set one), or None for no failure."""
-    return None if failure is None else code_of(getattr(failure, "code", None))
+    """A ``KafkaWouldFail``'s code, or None for no failure."""
+    return None if failure is None else failure.code.code
 
 
 def describe_failure(failure) -> str:
-    """``code: message`` of a ``KafkaWouldFail`` (the message alone when it has no code)."""
+    """``code: message`` of a ``KafkaWouldFail``."""
     if failure is None:
         return "no failure"
-    code = failure_code(failure)
-    message = getattr(failure, "message", None) or str(failure)
-    return f"{code}: {message}" if code is not None else message
+    return f"{failure_code(failure)}: {failure.message}"
 
 
 def _describe_drops(drops, idx):
-    found = sorted((d for d in drops if d.input_index == idx), key=lambda d: str(code_of(d.reason)))
+    found = sorted((d for d in drops if d.input_index == idx), key=lambda d: code_of(d.reason))
     if not found:
         return "not dropped"
     parts = []
     for d in found:
         code, message = code_of(d.reason), message_of(d.reason)
-        parts.append(f"{code} ({message})" if message and message != code else str(code))
+        parts.append(f"{code} ({message})")
     return ", ".join(parts)
 
 
@@ -89,18 +85,15 @@ def first_divergence(a, b) -> Optional[Divergence]:
                 what = "missing in b" if y is None else "missing in a" if x is None else "records differ"
                 candidates.append(Divergence(p, i, idx, x, y, what))
                 break
-    drops_a = {(d.input_index, str(code_of(d.reason))) for d in a.drops}
-    drops_b = {(d.input_index, str(code_of(d.reason))) for d in b.drops}
+    drops_a = {(d.input_index, code_of(d.reason)) for d in a.drops}
+    drops_b = {(d.input_index, code_of(d.reason)) for d in b.drops}
     if drops_a != drops_b:
         idx, _ = min(drops_a ^ drops_b)
         candidates.append(Divergence(0, -1, idx, None, None,
                                      f"drops: input {idx}: a {_describe_drops(a.drops, idx)}; "
                                      f"b {_describe_drops(b.drops, idx)}"))
-    fa = None if a.failure is None else (getattr(a.failure, "input_index", None), failure_code(a.failure))
-    fb = None if b.failure is None else (getattr(b.failure, "input_index", None), failure_code(b.failure))
-    if fa is not None and fb is not None and None in (fa[1], fb[1]):
-        # a failure without a code (an engine not yet on FailureCode): compare where, not why
-        fa, fb = fa[:1], fb[:1]
+    fa = None if a.failure is None else (a.failure.input_index, failure_code(a.failure))
+    fb = None if b.failure is None else (b.failure.input_index, failure_code(b.failure))
     if fa != fb:
         idx = min(f[0] for f in (fa, fb) if f is not None)
         at = lambda f, failure: "does not fail" if f is None else f"fails at input {f[0]} ({describe_failure(failure)})"  # noqa: E731

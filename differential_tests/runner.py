@@ -171,7 +171,7 @@ def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
         for drop in res.drops:
             if drop.input_index == div.input_index:
                 code, message = code_of(drop.reason), message_of(drop.reason)
-                text = f"{code}: {message}" if message and message != code else f"{code}"
+                text = f"{code}: {message}"
                 why = f"; {drop.why.describe()}" if drop.why is not None else ""
                 lines.append(f"    {label} dropped input {drop.input_index} ({text}){why}")
     if a.release != b.release:

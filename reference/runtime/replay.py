@@ -30,6 +30,5 @@ def replay(scenario, inputs: Sequence, output) -> ReplaySummary:
         result = run_records(scenario.topology, scenario.profile, scenario.config, records, on_output=writer.write)
     drops = {}
     for drop in result.drops:
-        code = str(getattr(drop.reason, "code", drop.reason))
-        drops[code] = drops.get(code, 0) + 1
+        drops[drop.reason.code] = drops.get(drop.reason.code, 0) + 1
     return ReplaySummary(writer.count, drops, result.failure)
