@@ -12,7 +12,27 @@ from __future__ import annotations
 import enum
 
 
-class DropReason(enum.Enum):
+class _CodedEnum(enum.Enum):
+    """A closed set whose members carry ``(code, mirrors, message)``; ``str()`` is the code."""
+
+    def __init__(self, code: str, mirrors: str, message: str):
+        self.code = code
+        self.mirrors = mirrors
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.code
+
+    @classmethod
+    def from_code(cls, code: str):
+        """The member whose ``code`` is ``code`` (ValueError for an unknown code). Cost: O(members)."""
+        for member in cls:
+            if member.code == code:
+                return member
+        raise ValueError(f"unknown {cls.__name__} code {code!r} (known: {', '.join(m.code for m in cls)})")
+
+
+class DropReason(_CodedEnum):
     """Why an input record was dropped or ignored (entirely, or by one processor)."""
 
     #: A null key reaches a processor that skips it (KStreamJoinWindow, KTableSource since 0.10.2,
@@ -50,24 +70,8 @@ class DropReason(enum.Enum):
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")
 
-    def __init__(self, code: str, mirrors: str, message: str):
-        self.code = code
-        self.mirrors = mirrors
-        self.message = message
 
-    def __str__(self) -> str:
-        return self.code
-
-    @classmethod
-    def from_code(cls, code: str) -> "DropReason":
-        """The member whose ``code`` is ``code`` (ValueError for an unknown code)."""
-        try:
-            return _DROPS_BY_CODE[code]
-        except KeyError:
-            raise ValueError(f"unknown drop reason {code!r} (known: {', '.join(_DROPS_BY_CODE)})") from None
-
-
-class FailureCode(enum.Enum):
+class FailureCode(_CodedEnum):
     """Why real Kafka Streams would die while processing an input (an exception escapes a processor)."""
 
     #: 0.10.0's one-sided left join reaches KStreamKStreamJoin with a null key, which throws.
@@ -96,21 +100,4 @@ class FailureCode(enum.Enum):
         "NullPointerException: restoring the GlobalKTable at start-up hit a null-key record of its topic "
         "(0.10.2, KAFKA-5047)")
 
-    def __init__(self, code: str, mirrors: str, message: str):
-        self.code = code
-        self.mirrors = mirrors
-        self.message = message
 
-    def __str__(self) -> str:
-        return self.code
-
-    @classmethod
-    def from_code(cls, code: str) -> "FailureCode":
-        try:
-            return _FAILURES_BY_CODE[code]
-        except KeyError:
-            raise ValueError(f"unknown failure code {code!r} (known: {', '.join(_FAILURES_BY_CODE)})") from None
-
-
-_DROPS_BY_CODE = {member.code: member for member in DropReason}
-_FAILURES_BY_CODE = {member.code: member for member in FailureCode}

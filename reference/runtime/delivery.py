@@ -46,6 +46,7 @@ import attrs
 
 from reference.model.errors import KafkaWouldFail, KssimError
 from reference.model.records import RunResult
+from reference.runtime.engine import flush_outputs, run_result
 
 #: the label of the input queue in a step's options
 INPUT_QUEUE = "input"
@@ -136,16 +137,12 @@ def run_interleaved(engine, records: Iterable, config, on_output: Optional[Calla
                 queue.append((p_key, p_value, p_ts, origin, sequence))
                 sequence += 1
             if on_output is not None and sink:
-                for o in sink:
-                    on_output(o)
-                sink.clear()
+                flush_outputs(sink, on_output)
     except KafkaWouldFail as exc:
         failure = exc
         engine.failure = exc
-    outputs = sink if on_output is None else []
-    drops = sorted(engine.drain_drops(), key=lambda d: d.input_index)
-    return RunResult(outputs=tuple(outputs), drops=tuple(drops), failure=failure, processed=processed,
-                     schedule=tuple(choices), schedule_options=tuple(widths))
+    return run_result(engine, sink, on_output, failure, processed, schedule=tuple(choices),
+                      schedule_options=tuple(widths))
 
 
 def _label(option) -> str:

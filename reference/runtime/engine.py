@@ -225,12 +225,22 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
                 engine.drain_internal(index)
             processed += 1
             if on_output is not None and sink:
-                for o in sink:
-                    on_output(o)
-                sink.clear()
+                flush_outputs(sink, on_output)
     except KafkaWouldFail as exc:
         failure = exc
         engine.failure = exc
+    return run_result(engine, sink, on_output, failure, processed)
+
+
+def flush_outputs(sink: list, on_output) -> None:
+    """Hand the outputs collected so far to ``on_output`` (streaming runs) and forget them."""
+    for o in sink:
+        on_output(o)
+    sink.clear()
+
+
+def run_result(engine, sink, on_output, failure, processed, **extra) -> RunResult:
+    """The result of a run: outputs kept unless they were streamed, drops in input order."""
     outputs = sink if on_output is None else []
     drops = sorted(engine.drain_drops(), key=lambda d: d.input_index)
-    return RunResult(outputs=tuple(outputs), drops=tuple(drops), failure=failure, processed=processed)
+    return RunResult(outputs=tuple(outputs), drops=tuple(drops), failure=failure, processed=processed, **extra)
