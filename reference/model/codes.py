@@ -41,7 +41,7 @@ class DropReason(_CodedEnum):
                 "null key: skipped, not joined and not stored")
     #: A null value where a join drops it (KIP-77, 0.10.2+: stream-stream and stream-table joins).
     NULL_VALUE = ("null_value", "log 'Skipping record due to null key or value' + dropped-records metric",
-                  "null value: dropped by the join, not stored")
+                  "null value: dropped (by a join, or a sliding-window aggregation), not stored")
     #: A window-store put for a segment that has already expired (the record was still joined).
     EXPIRED_WINDOW_PUT = ("expired_window_put", "log 'Skipping record for expired segment.' + dropped-records metric",
                           "window store put into an expired segment: joined, but not stored")
@@ -66,6 +66,15 @@ class DropReason(_CodedEnum):
     #: (ResponseJoinProcessorSupplier): computed for an older LHS value, it is dropped.
     STALE_FK_RESPONSE = ("stale_fk_response", "ResponseJoinProcessorSupplier: hash mismatch, dropped-records metric",
                          "FK join response for an older LHS value (hash mismatch): dropped")
+    #: A windowed aggregation skips a window the record is too late for (time windows: that window
+    #: only; a hopping record may update its other windows), or drops the record (session windows,
+    #: against the merged session; sliding windows), KStream*WindowAggregate.
+    EXPIRED_WINDOW = ("expired_window", "log 'Skipping record for expired window.' + dropped-records metric",
+                      "too late for its window (window end + grace passed by stream time): not aggregated")
+    #: A negative timestamp belongs to no time window (TimeWindows#windowsFor): the record vanishes,
+    #: without log or metric.
+    NO_WINDOW = ("no_window", "TimeWindows#windowsFor returns no window: no log, no metric",
+                 "negative timestamp: it belongs to no time window, nothing is aggregated")
     #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")
@@ -99,5 +108,13 @@ class FailureCode(_CodedEnum):
         "global_restore_null_key", "NullPointerException thrown by GlobalStateManagerImpl.restoreState",
         "NullPointerException: restoring the GlobalKTable at start-up hit a null-key record of its topic "
         "(0.10.2, KAFKA-5047)")
-
-
+    #: The ``sum`` aggregation was given a null value: unboxing it throws.
+    AGGREGATOR_NULL_VALUE = (
+        "aggregator_null_value", "NullPointerException thrown by the aggregator",
+        "NullPointerException: the sum aggregator was given a null value (Long unboxing)")
+    #: A suppress buffer with ``shutDownWhenFull`` (or ``untilWindowCloses`` with a bounded strict
+    #: buffer) is over its limit after this record: Kafka stops the application.
+    SUPPRESS_BUFFER_FULL = (
+        "suppress_buffer_full", "StreamsException thrown by KTableSuppressProcessor (BufferFullStrategy.SHUT_DOWN)",
+        "StreamsException: the suppress buffer is full (max records or bytes) and its strategy is "
+        "shutDownWhenFull: Kafka would shut down here")

@@ -135,6 +135,26 @@ RULES = (
          doc="left join: a record with a value whose key mapper returns null emits joiner(v, null) "
              "without a lookup (2.7-4.0: dropped by KAFKA-10277's null check; before 1.0.1: "
              "global_join_null_mapped_key_throws)"),
+    # --- windowed aggregations: session windows (KIP-94) ----------------------------------------
+    Rule("session_windows", "0.10.2", "KIP-94",
+         "SessionWindows and session-windowed aggregations (merging sessions, the merger)"),
+    Rule("session_close_includes_gap", "3.0", "KAFKA-12718",
+         "a session is closed (late records against it dropped) at streamTime - grace - gap "
+         "(before: streamTime - grace)"),
+    # --- windowed aggregations: time and sliding windows, emit strategies ----------------------
+    Rule("windowed_grace", "2.1", "KIP-328",
+         "TimeWindows/SessionWindows#grace and Materialized#withRetention exist; a windowed aggregation "
+         "drops records later than window end + grace (before: Windows#until, the store's retention)"),
+    Rule("sliding_windows", "2.7", "KIP-450",
+         "SlidingWindows and KStreamSlidingWindowAggregate"),
+    Rule("emit_on_window_close", "3.3", "KIP-825",
+         "EmitStrategy.onWindowClose: a windowed aggregation forwards each window once, when it closes"),
+    Rule("legacy_window_builders_removed", "4.0", "KAFKA-16332",
+         "TimeWindows.of, SessionWindows.with, their #grace and SlidingWindows.withTimeDifferenceAndGrace "
+         "are gone, and with them the default grace of max(24h - size, 0)"),
+    # --- suppress (KIP-328) --------------------------------------------------------------------
+    Rule("suppress_operator", "2.1", "KIP-328",
+         "KTable#suppress: untilWindowCloses and untilTimeLimit, with a bounded or unbounded buffer"),
     # --- processing order (timestamp synchronisation across partitions) -----------------------
     Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
          doc="a task picks the partition with the smallest monotone max of head timestamps"),
@@ -181,6 +201,14 @@ def join_window_stores(profile: "Profile", before_ms: int, after_ms: int, grace_
     if profile.join_window_grace:
         grace = max(grace, 0)
     return JoinWindowStores(grace, size + grace, True)
+
+
+def legacy_window_grace(size_ms: int) -> int:
+    """The grace of a window built without one [windowed_grace, KIP-328]: ``TimeWindows.of`` /
+    ``SessionWindows.with`` default to ``max(1 day, size) - size`` (2.1-2.8: ``maintainMs() -
+    size()`` with the default 1-day ``maintainMs``; 3.0-3.9: ``max(24h - size, 0)``; 4.0: no such
+    builder, ``legacy_window_builders_removed``)."""
+    return max(DEFAULT_WINDOW_RETENTION_MS - size_ms, 0)
 
 
 def parse_release(text) -> Version:

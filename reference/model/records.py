@@ -85,3 +85,10 @@ class RunResult:
     processed: int = -1
     schedule: Optional[tuple] = None
     schedule_options: Optional[tuple] = None
+
+
+def windowed_key(key, start: int, end: int) -> dict:
+    """A windowed aggregation's output key, as the scenario format writes ``Windowed<K>``:
+    ``{"key": K, "start": S, "end": E}`` in that order (keys compare by their JSON text). Time
+    windows: ``end`` exclusive (start + size); session and sliding windows: ``end`` inclusive."""
+    return {"key": key, "start": start, "end": end}

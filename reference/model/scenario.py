@@ -23,8 +23,8 @@ import attrs
 from reference.model.errors import KssimError, ScenarioError, TopologyError
 from reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
 from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.topology import (OPERATOR_INPUT_TOPICS, ExtractorError, check_topology, extract_key, key_extractor_of,
-                                      parse_topology)
+from reference.model.topology import (OPERATOR_INPUT_TOPICS, ExtractorError, aggregated_value_problem, check_topology,
+                                      extract_key, key_extractor_of, parse_topology)
 
 FORMAT = "kssim-scenario/1"
 ORDERS = ("as_listed", "timestamp_sync")
@@ -268,6 +268,7 @@ class _Loader:
                 # FailOnInvalidTimestamp, Kafka's default extractor, stops the application
                 raise self.fail(f"{where}.ts", f"negative timestamp {ts}: Kafka's default timestamp extractor (FailOnInvalidTimestamp) rejects it")
             self.check_extractable(obj, where, topic)
+            self.check_aggregated(obj, where, topic)
             out.append(InputRecord(topic=topic, key=obj["key"], value=obj["value"], ts=ts, partition=partition, index=i))
         return tuple(out)
 
@@ -283,6 +284,13 @@ class _Loader:
             extract_key(extractor, obj["key"], obj["value"])
         except ExtractorError as exc:
             raise self.fail(f"{where}.{exc.where}", str(exc)) from None
+
+    def check_aggregated(self, obj, where, topic):
+        """A value the topology's named aggregation cannot aggregate (a string for ``sum``) is an
+        error naming the record and the field, as Kafka's value serde would fail on it."""
+        problem = aggregated_value_problem(self.topology, topic, obj["value"])
+        if problem is not None:
+            raise self.fail(f"{where}.value", problem)
 
     def expected(self, items, config) -> tuple:
         if not isinstance(items, list):

@@ -12,6 +12,7 @@ from typing import Callable, Optional
 
 import attrs
 
+from reference.model.aggregations import AGGREGATION_NAMES
 from reference.model.errors import TopologyError
 from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS, Profile
 
@@ -72,6 +73,7 @@ class TableTableJoinSpec:
     joiner: object = "pair"
     joiner_separator: str = "+"
     send_old_values: bool = False
+    suppress: Optional["SuppressSpec"] = None
     operator: str = attrs.field(default="table_table_join", init=False)
 
 
@@ -125,6 +127,22 @@ def check_extractable(extractor: KeyExtractorSpec, key, value) -> None:
     extract_key(extractor, key, value)
 
 
+def aggregation_for_topic(spec, topic: str):
+    """The aggregation (a name or an ``Aggregation``) applied to ``topic``'s records, or None."""
+    if spec.operator == "windowed_table_join":
+        return spec.left_aggregation if topic == "left" else spec.right_aggregation
+    return getattr(spec, "aggregation", None)
+
+
+def aggregated_value_problem(spec, topic: str, value) -> Optional[str]:
+    """Why ``value`` of a ``topic`` record cannot be aggregated by the topology's named
+    aggregation (``reference.model.aggregations.check_aggregated_value``), or None."""
+    from reference.model.aggregations import check_aggregated_value
+
+    name = aggregation_for_topic(spec, topic)
+    return check_aggregated_value(name, value) if isinstance(name, str) else None
+
+
 def key_extractor_of(spec) -> Optional[KeyExtractorSpec]:
     """The key extractor of an operator that has one (fk_join, global_table_join), else None."""
     return getattr(spec, "foreign_key", None) or getattr(spec, "key_mapper", None)
@@ -143,6 +161,7 @@ class ForeignKeyJoinSpec:
     joiner: object = "pair"
     joiner_separator: str = "+"
     send_old_values: bool = False
+    suppress: Optional["SuppressSpec"] = None
     operator: str = attrs.field(default="fk_join", init=False)
 
 
@@ -159,30 +178,146 @@ class GlobalTableJoinSpec:
     operator: str = attrs.field(default="global_table_join", init=False)
 
 
-@attrs.frozen
-class OtherOperatorSpec:
-    """An operator of the scenario format that the join engines of this release of kssim do not
-    build yet (FK joins, windowed aggregations). Its fields are kept as read."""
+# --- windowed aggregations (KIP-94 sessions, time windows, KIP-450 sliding windows) -------------
 
-    operator: str
-    fields: dict = attrs.field(eq=False)
+EMIT_STRATEGIES = ("on_update", "on_window_close")
+SUPPRESS_UNTIL = ("window_close", "time_limit")
+SUPPRESS_WHEN_FULL = ("shut_down", "emit_early")
+
+
+@attrs.frozen
+class SuppressBufferSpec:
+    """``Suppressed.BufferConfig``: ``max_records`` / ``max_bytes`` None is unbounded in that
+    measure (``BufferConfig.unbounded()`` when both are). ``when_full``: ``shut_down``
+    (``shutDownWhenFull``: the application dies at the record that overflows the buffer) or
+    ``emit_early`` (``emitEarlyWhenFull``: the oldest records are emitted early to make room)."""
+
+    max_records: Optional[int] = None
+    max_bytes: Optional[int] = None
+    when_full: str = "shut_down"
+
+    @property
+    def bounded(self) -> bool:
+        return self.max_records is not None or self.max_bytes is not None
+
+
+@attrs.frozen
+class SuppressSpec:
+    """``KTable#suppress`` (KIP-328, 2.1+) on an operator's table result.
+
+    ``until`` ``window_close``: ``Suppressed.untilWindowCloses`` (windowed results only, with a
+    strict buffer: never ``emit_early``); ``time_limit``: ``Suppressed.untilTimeLimit(time_limit_ms,
+    buffer)``."""
+
+    until: str
+    time_limit_ms: Optional[int] = None
+    buffer: SuppressBufferSpec = SuppressBufferSpec()
+
+
+@attrs.frozen
+class TimeWindowSpec:
+    """``TimeWindows``: windows ``[start, start + size_ms)`` every ``advance_ms`` (tumbling when
+    equal). ``grace_ms`` None: the legacy ``TimeWindows.of`` builder and the release's default
+    grace (:func:`reference.model.profiles.time_window_grace`)."""
+
+    size_ms: int
+    advance_ms: int
+    grace_ms: Optional[int]
+
+
+@attrs.frozen
+class SessionAggregateSpec:
+    """``groupByKey().windowedBy(SessionWindows).aggregate`` (KIP-94, 0.10.2+). ``grace_ms`` None:
+    the legacy ``SessionWindows.with(gap)`` and its release default. ``retention_ms``:
+    ``Materialized.withRetention`` (None: Kafka's default for the release)."""
+
+    gap_ms: int
+    grace_ms: Optional[int]
+    aggregation: object = "count"
+    emit: str = "on_update"
+    merge_separator: str = "+"
+    send_old_values: bool = False
+    retention_ms: Optional[int] = None
+    suppress: Optional[SuppressSpec] = None
+    operator: str = attrs.field(default="session_aggregate", init=False)
+
+
+@attrs.frozen
+class WindowAggregateSpec:
+    """``groupByKey().windowedBy(TimeWindows).aggregate``: tumbling or hopping windows."""
+
+    window: TimeWindowSpec
+    aggregation: object = "count"
+    emit: str = "on_update"
+    merge_separator: str = "+"
+    send_old_values: bool = False
+    retention_ms: Optional[int] = None
+    suppress: Optional[SuppressSpec] = None
+    operator: str = attrs.field(default="window_aggregate", init=False)
+
+
+@attrs.frozen
+class SlidingAggregateSpec:
+    """``groupByKey().windowedBy(SlidingWindows).aggregate`` (KIP-450, 2.7+): windows
+    ``[start, start + time_difference_ms]``, both ends inclusive. ``grace_ms`` None: the legacy
+    ``SlidingWindows.withTimeDifferenceAndGrace`` cannot be expressed (it always had a grace), so
+    None is an error."""
+
+    time_difference_ms: int
+    grace_ms: Optional[int]
+    aggregation: object = "count"
+    emit: str = "on_update"
+    merge_separator: str = "+"
+    send_old_values: bool = False
+    retention_ms: Optional[int] = None
+    suppress: Optional[SuppressSpec] = None
+    operator: str = attrs.field(default="sliding_aggregate", init=False)
+
+
+@attrs.frozen
+class WindowedTableJoinSpec:
+    """Seed 003's "WTable" join: ``left`` and ``right`` each aggregated over the same time
+    ``window`` (``left_aggregation`` / ``right_aggregation``), the two windowed tables joined on
+    (key, window) with ``join``. ``shift_ms``: the right windowed table is turned into a stream,
+    each key mapped to the window ``shift_ms`` later, and back into a key-value table (never
+    expiring) that the left table joins; output keys are the left window's."""
+
+    join: str
+    window: TimeWindowSpec
+    left_aggregation: object = "count"
+    right_aggregation: object = "count"
+    shift_ms: int = 0
+    joiner: object = "pair"
+    joiner_separator: str = "+"
+    merge_separator: str = "+"
+    send_old_values: bool = False
+    suppress: Optional[SuppressSpec] = None
+    operator: str = attrs.field(default="windowed_table_join", init=False)
+
+
+WINDOWED_AGGREGATE_SPECS = (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)
 
 
 # Fields each operator accepts (besides "operator"); the scenario contract's table.
 _COMMON_JOIN_FIELDS = ("join", "joiner", "joiner_separator")
-_AGG_FIELDS = ("aggregation", "emit", "merge_separator", "send_old_values")
+_AGG_FIELDS = ("aggregation", "emit", "merge_separator", "send_old_values", "retention_ms", "suppress")
 OPERATOR_FIELDS = {
     "stream_stream_join": _COMMON_JOIN_FIELDS + ("window", "window_api"),
     "stream_table_join": _COMMON_JOIN_FIELDS + ("grace_ms", "table"),
-    "table_table_join": _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values"),
-    "fk_join": _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values"),
+    "table_table_join": _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values", "suppress"),
+    "fk_join": _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values", "suppress"),
     "global_table_join": _COMMON_JOIN_FIELDS + ("key_mapper",),
     "session_aggregate": _AGG_FIELDS + ("gap_ms", "grace_ms"),
     "window_aggregate": _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"),
     "sliding_aggregate": _AGG_FIELDS + ("time_difference_ms", "grace_ms"),
     "windowed_table_join": _COMMON_JOIN_FIELDS
-    + ("window", "left_aggregation", "right_aggregation", "shift_ms", "send_old_values", "merge_separator"),
+    + ("window", "left_aggregation", "right_aggregation", "shift_ms", "send_old_values", "merge_separator",
+       "suppress"),
 }
+#: operators whose result is a KStream: Kafka has no suppress for them
+STREAM_RESULT_OPERATORS = ("stream_stream_join", "stream_table_join", "global_table_join")
+#: operators whose result is a windowed KTable (``suppress(untilWindowCloses)`` applies)
+WINDOWED_RESULT_OPERATORS = ("session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
 
 #: Input topics each operator reads.
 OPERATOR_INPUT_TOPICS = {
@@ -271,6 +406,9 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     if not isinstance(obj, dict):
         raise fail(where, "must be an object")
     operator = r.get("operator", str, choices=tuple(OPERATOR_FIELDS))
+    if "suppress" in obj and operator in STREAM_RESULT_OPERATORS:
+        raise fail(r.path("suppress"), f"suppress exists only on a KTable (KTable#suppress); a {operator} "
+                                       "produces a KStream")
     r.check_known(("operator",) + OPERATOR_FIELDS[operator])
     if operator == "stream_stream_join":
         w = r.sub("window")
@@ -299,6 +437,7 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
             left_table=_parse_table(r.sub("left_table") if "left_table" in obj else None),
             right_table=_parse_table(r.sub("right_table") if "right_table" in obj else None),
             send_old_values=r.get("send_old_values", bool, default=False),
+            suppress=_parse_suppress(r),
             **_joiner_fields(r),
         )
     if operator == "fk_join":
@@ -308,6 +447,7 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
             left_table=_parse_table(r.sub("left_table") if "left_table" in obj else None),
             right_table=_parse_table(r.sub("right_table") if "right_table" in obj else None),
             send_old_values=r.get("send_old_values", bool, default=False),
+            suppress=_parse_suppress(r),
             **_joiner_fields(r),
         )
     if operator == "global_table_join":
@@ -316,7 +456,67 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
             key_mapper=_parse_extractor(r.sub("key_mapper")),
             **_joiner_fields(r),
         )
-    return OtherOperatorSpec(operator=operator, fields=dict(obj))
+    if operator == "windowed_table_join":
+        return WindowedTableJoinSpec(
+            join=r.get("join", str, choices=JOIN_TYPES_TABLE_TABLE),
+            window=_parse_time_window(r.sub("window")),
+            left_aggregation=r.get("left_aggregation", str, default="count", choices=AGGREGATION_NAMES),
+            right_aggregation=r.get("right_aggregation", str, default="count", choices=AGGREGATION_NAMES),
+            shift_ms=r.get("shift_ms", int, default=0),
+            merge_separator=r.get("merge_separator", str, default="+"),
+            send_old_values=r.get("send_old_values", bool, default=False),
+            suppress=_parse_suppress(r),
+            **_joiner_fields(r),
+        )
+    common = dict(
+        aggregation=r.get("aggregation", str, default="count", choices=AGGREGATION_NAMES),
+        emit=r.get("emit", str, default="on_update", choices=EMIT_STRATEGIES),
+        merge_separator=r.get("merge_separator", str, default="+"),
+        send_old_values=r.get("send_old_values", bool, default=False),
+        retention_ms=r.get("retention_ms", int, default=None, nullable=True),
+        suppress=_parse_suppress(r),
+    )
+    if operator == "session_aggregate":
+        return SessionAggregateSpec(gap_ms=r.get("gap_ms", int), grace_ms=r.get("grace_ms", int, nullable=True),
+                                    **common)
+    if operator == "window_aggregate":
+        return WindowAggregateSpec(window=_parse_time_window(r), **common)
+    return SlidingAggregateSpec(time_difference_ms=r.get("time_difference_ms", int),
+                                grace_ms=r.get("grace_ms", int, nullable=True), **common)
+
+
+def _parse_time_window(r: _Reader) -> TimeWindowSpec:
+    """``size_ms``, ``advance_ms`` (default: the size, tumbling) and ``grace_ms`` of a time window,
+    read from ``r`` (the topology itself for ``window_aggregate``, its ``window`` object for
+    ``windowed_table_join``)."""
+    if r.where != "topology":
+        r.check_known(("size_ms", "advance_ms", "grace_ms"))
+    size = r.get("size_ms", int)
+    return TimeWindowSpec(size_ms=size, advance_ms=r.get("advance_ms", int, default=size),
+                          grace_ms=r.get("grace_ms", int, nullable=True))
+
+
+def _parse_suppress(r: _Reader) -> Optional[SuppressSpec]:
+    if "suppress" not in r.obj:
+        return None
+    s = r.sub("suppress")
+    s.check_known(("until", "time_limit_ms", "buffer"))
+    until = s.get("until", str, choices=SUPPRESS_UNTIL)
+    if until == "time_limit":
+        time_limit = s.get("time_limit_ms", int)
+    elif "time_limit_ms" in s.obj:
+        raise s.fail(s.path("time_limit_ms"), "only untilTimeLimit takes a time limit (until: time_limit); "
+                                             "untilWindowCloses waits for the window's end plus its grace")
+    else:
+        time_limit = None
+    buffer = SuppressBufferSpec()
+    if "buffer" in s.obj:
+        b = s.sub("buffer")
+        b.check_known(("max_records", "max_bytes", "when_full"))
+        buffer = SuppressBufferSpec(max_records=b.get("max_records", int, default=None, nullable=True),
+                                    max_bytes=b.get("max_bytes", int, default=None, nullable=True),
+                                    when_full=b.get("when_full", str, default="shut_down", choices=SUPPRESS_WHEN_FULL))
+    return SuppressSpec(until=until, time_limit_ms=time_limit, buffer=buffer)
 
 
 def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
@@ -366,6 +566,104 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
         if not profile.global_table_joins:
             raise TopologyError("topology.operator", "GlobalKTable joins (KIP-99) do not exist before Kafka 0.10.2 "
                                 f"(modelled release {profile.release})")
+    elif isinstance(spec, SessionAggregateSpec):
+        if not profile.session_windows:
+            raise TopologyError("topology.operator", "session windows (KIP-94) do not exist before Kafka 0.10.2 "
+                                f"(modelled release {profile.release})")
+        if spec.gap_ms <= 0:
+            # SessionWindows.ofInactivityGap*: "Gap time cannot be zero or negative."
+            raise TopologyError("topology.gap_ms", f"the inactivity gap must be above 0 ms, got {spec.gap_ms}")
+        _check_grace(spec.grace_ms, "topology.grace_ms", profile, "SessionWindows.with(gap)")
+        _check_windowed_aggregate(spec, profile, minimum_retention=spec.gap_ms + (spec.grace_ms or 0),
+                                  retention_rule="gap_ms + grace_ms")
+    elif isinstance(spec, WindowAggregateSpec):
+        _check_time_window(spec.window, "topology", profile)
+        _check_windowed_aggregate(spec, profile, minimum_retention=spec.window.size_ms + (spec.window.grace_ms or 0),
+                                  retention_rule="size_ms + grace_ms")
+    elif isinstance(spec, SlidingAggregateSpec):
+        if not profile.sliding_windows:
+            raise TopologyError("topology.operator", "sliding windows (KIP-450) do not exist before Kafka 2.7 "
+                                f"(modelled release {profile.release})")
+        if spec.time_difference_ms < 0:
+            # SlidingWindows.ofTimeDifference*: "Window time difference must not be negative."
+            raise TopologyError("topology.time_difference_ms",
+                                f"the time difference must not be negative, got {spec.time_difference_ms}")
+        if spec.grace_ms is None:
+            raise TopologyError("topology.grace_ms", "sliding windows always have an explicit grace "
+                                "(ofTimeDifferenceAndGrace; 0 for ofTimeDifferenceWithNoGrace)")
+        if spec.grace_ms < 0:
+            raise TopologyError("topology.grace_ms", f"the grace period must not be negative, got {spec.grace_ms}")
+        _check_windowed_aggregate(spec, profile, minimum_retention=2 * spec.time_difference_ms + spec.grace_ms,
+                                  retention_rule="2 * time_difference_ms + grace_ms")
+    elif isinstance(spec, WindowedTableJoinSpec):
+        _check_time_window(spec.window, "topology.window", profile)
+    if getattr(spec, "suppress", None) is not None:
+        _check_suppress(spec, profile)
+
+
+def _check_grace(grace_ms: Optional[int], field: str, profile: Profile, legacy_builder: str) -> None:
+    if grace_ms is None:
+        if profile.legacy_window_builders_removed:
+            raise TopologyError(field, f"{legacy_builder} and its default grace were removed in Kafka 4.0 "
+                                "(KAFKA-16332); give grace_ms (0 for no grace) as ofSizeAndGrace / "
+                                f"ofInactivityGapAndGrace do (modelled release {profile.release})")
+        return
+    if not profile.windowed_grace:
+        raise TopologyError(field, "window grace periods (KIP-328) do not exist before Kafka 2.1 "
+                            f"(modelled release {profile.release}); use grace_ms: null")
+    if grace_ms < 0:
+        raise TopologyError(field, f"the grace period must not be negative, got {grace_ms}")
+
+
+def _check_time_window(window: TimeWindowSpec, where: str, profile: Profile) -> None:
+    if window.size_ms <= 0:
+        # TimeWindows.ofSize*: "Window size must be larger than zero."
+        raise TopologyError(f"{where}.size_ms", f"the window size must be above 0 ms, got {window.size_ms}")
+    if window.advance_ms <= 0 or window.advance_ms > window.size_ms:
+        # TimeWindows#advanceBy: "Window advancement interval should be more than zero and less than
+        # window duration"
+        raise TopologyError(f"{where}.advance_ms", f"the advance must be above 0 and at most the window size "
+                            f"{window.size_ms} ms, got {window.advance_ms}")
+    _check_grace(window.grace_ms, f"{where}.grace_ms", profile, "TimeWindows.of(size)")
+
+
+def _check_windowed_aggregate(spec, profile: Profile, minimum_retention: int, retention_rule: str) -> None:
+    if spec.emit == "on_window_close" and not profile.emit_on_window_close:
+        raise TopologyError("topology.emit", "EmitStrategy.onWindowClose (KIP-825) does not exist before Kafka 3.3 "
+                            f"(modelled release {profile.release})")
+    if spec.retention_ms is not None:
+        if not profile.windowed_grace:
+            raise TopologyError("topology.retention_ms", "Materialized#withRetention (KIP-328) does not exist "
+                                f"before Kafka 2.1 (modelled release {profile.release})")
+        if spec.retention_ms < minimum_retention:
+            # the store materializers: "The retention period of the window store ... must be no smaller than
+            # its window size plus the grace period"
+            raise TopologyError("topology.retention_ms", f"the store retention {spec.retention_ms} ms is below "
+                                f"{retention_rule} = {minimum_retention} ms; Kafka rejects this topology")
+
+
+def _check_suppress(spec, profile: Profile) -> None:
+    suppress = spec.suppress
+    if not profile.suppress_operator:
+        raise TopologyError("topology.suppress", "KTable#suppress (KIP-328) does not exist before Kafka 2.1 "
+                            f"(modelled release {profile.release})")
+    if suppress.until == "window_close":
+        if spec.operator not in WINDOWED_RESULT_OPERATORS:
+            # GraphGraceSearchUtil.findAndVerifyWindowGrace
+            raise TopologyError("topology.suppress.until", "Suppressed.untilWindowCloses needs a windowed KTable "
+                                f"(Kafka: 'Window close time is only defined for windowed computations'); a "
+                                f"{spec.operator} result is not windowed: use until: time_limit")
+        if suppress.buffer.when_full == "emit_early":
+            # untilWindowCloses takes a StrictBufferConfig: emitEarlyWhenFull would emit non-final results
+            raise TopologyError("topology.suppress.buffer.when_full", "untilWindowCloses takes a strict buffer "
+                                "(unbounded or shutDownWhenFull); emitEarlyWhenFull would emit non-final results")
+    elif suppress.time_limit_ms < 0:
+        raise TopologyError("topology.suppress.time_limit_ms",
+                            f"the time limit must not be negative, got {suppress.time_limit_ms}")
+    for name in ("max_records", "max_bytes"):
+        bound = getattr(suppress.buffer, name)
+        if bound is not None and bound < 0:
+            raise TopologyError(f"topology.suppress.buffer.{name}", f"must not be negative, got {bound}")
 
 
 def _check_table(table: TableSpec, field: str, profile: Profile) -> None:

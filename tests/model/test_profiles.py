@@ -34,8 +34,10 @@ def test_rules_that_came_and_went():
 
 def test_release_between_modelled_ones_takes_the_older_rules():
     assert profile_for("3.3") == profile_for("3.3.2")
-    # 3.2 and 3.3 differ only in FK response routing (KAFKA-13769): the classic joins behave alike
-    assert [r.name for r in rule_changes(profile_for("3.2"), profile_for("3.3"))] == ["fk_response_to_primary_partition"]
+    # 3.2 and 3.3 differ only in FK response routing (KAFKA-13769) and emit-final (KIP-825): the
+    # classic joins behave alike
+    assert sorted(r.name for r in rule_changes(profile_for("3.2"), profile_for("3.3"))) == [
+        "emit_on_window_close", "fk_response_to_primary_partition"]
     assert [r.name for r in rule_changes(profile_for("4.1"), profile_for("4.3.1"))] == []
 
 
@@ -43,10 +45,10 @@ def test_default_is_the_newest_modelled_release():
     assert profile_for(None).release == RELEASE_LINES[-1] == "4.3"
 
 
-def test_4x_changes_only_fk_and_global_table_joins():
+def test_4x_changes_only_fk_and_global_table_joins_and_the_window_builders():
     changed = {r.name for r in rule_changes(profile_for("3.9"), profile_for("4.3"))}
     assert changed == {"fk_extractor_with_key", "fk_left_unsubscribe_no_propagate", "fk_inner_null_fk_transitions",
-                       "global_left_join_null_mapped_key"}
+                       "global_left_join_null_mapped_key", "legacy_window_builders_removed"}
 
 
 @pytest.mark.parametrize("release", ["4.4", "5.0", "3.10", "0.10.3", "0.9.0", "0.10", "x.y", "", "3"])
