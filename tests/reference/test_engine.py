@@ -70,4 +70,4 @@ def test_every_registered_operator_module_builds_an_operator_of_the_scenario_for
         assert operators._MODULES[name].startswith("reference.")
         assert callable(operators.builder_for(name))
     with pytest.raises(UnsupportedOperator):
-        operators.builder_for("session_aggregate")
+        operators.builder_for("no_such_operator")
