@@ -1,4 +1,4 @@
-"""Throughput of the reference engine: input records/s for each classic join.
+"""Throughput of the reference engine: input records/s for each classic join and windowed aggregation.
 
 Prints, per join: records, outputs, seconds, records/s and the process's peak memory. Inputs are
 generated lazily and outputs are counted, not kept, so memory reflects live state only.
@@ -15,6 +15,15 @@ Workloads (deterministic):
 - fk_join: inner FK join, ``keys`` left keys and ``keys // 10`` foreign keys; every 10th record
   a right update, the others left updates to a pseudo-random key with a pseudo-random FK (so most
   change their FK: an unsubscribe and a subscribe), every 20th left update a delete.
+- window_aggregate: a tumbling count, ``TimeWindows.ofSizeAndGrace(60 s, 1 s)``, emit on update;
+  keys pseudo-random over ``keys``, ts = i (one record per ms, so a window holds 60k records,
+  about 6 per key), every 16th record 2 s late: dropped when its window ended more than the 1 s
+  grace ago (one late record in 60: those in the last second of their window).
+- session_aggregate: a session count, ``SessionWindows.ofInactivityGapAndGrace(5 s, 1 s)``, emit
+  on update; keys pseudo-random over ``keys`` (a key comes back every ``keys`` ms on average, so
+  with 10k keys about 40% of records fall within the gap of their key's last session and merge
+  into it: a tombstone and the merged session), ts = i, every 16th record 2 s late (out of
+  order, never beyond the close time of stream time - 1 s - 5 s).
 """
 from __future__ import annotations
 
@@ -27,8 +36,9 @@ from reference.runtime.engine import run_records
 from reference.model.profiles import profile_for
 from reference.model.records import InputRecord
 from reference.model.scenario import RunConfig
-from reference.model.topology import (ForeignKeyJoinSpec, JoinWindowSpec, KeyExtractorSpec, StreamStreamJoinSpec,
-                                     StreamTableJoinSpec, TableSpec, TableTableJoinSpec)
+from reference.model.topology import (ForeignKeyJoinSpec, JoinWindowSpec, KeyExtractorSpec, SessionAggregateSpec,
+                                     StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec,
+                                     TimeWindowSpec, WindowAggregateSpec)
 
 
 def _lcg(n, seed=12345):
@@ -75,12 +85,28 @@ def fk_join_inputs(n, keys):
             yield InputRecord("left", names[r % keys], None if i % 20 == 19 else pool[(r >> 7) % 10_000], i, 0, i)
 
 
+#: every LATE_EVERY-th record of the windowed workloads comes LATE_MS late
+LATE_EVERY, LATE_MS = 16, 2000
+
+
+def windowed_inputs(seed):
+    """Records of one ``input`` topic, keys pseudo-random, ts = i with every 16th 2 s late."""
+    def inputs(n, keys):
+        names = _names("k", keys)
+        for i, r in enumerate(_lcg(n, seed=seed)):
+            ts = i - LATE_MS if i % LATE_EVERY == LATE_EVERY - 1 and i >= LATE_MS else i
+            yield InputRecord("input", names[r % keys], VALUES[i % 1000], ts, 0, i)
+    return inputs
+
+
 WORKLOADS = {
     "stream_stream": (StreamStreamJoinSpec(join="inner", window=JoinWindowSpec(20000, 20000, 0),
                                            window_api="time_difference", joiner="concat"), stream_stream_inputs),
     "stream_table": (StreamTableJoinSpec(join="inner", table=TableSpec(), joiner="concat"), stream_table_inputs),
     "table_table": (TableTableJoinSpec(join="outer", joiner="concat"), table_table_inputs),
     "fk_join": (ForeignKeyJoinSpec(join="inner", foreign_key=KeyExtractorSpec(field="fk")), fk_join_inputs),
+    "window_aggregate": (WindowAggregateSpec(window=TimeWindowSpec(60_000, 60_000, 1_000)), windowed_inputs(31)),
+    "session_aggregate": (SessionAggregateSpec(gap_ms=5_000, grace_ms=1_000), windowed_inputs(37)),
 }
 
 
@@ -107,10 +133,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     print(f"reference engine, Kafka {args.release}, {args.records:,} records over {args.keys:,} keys, one core")
     print("(records/s by wall clock; per CPU second in the next column, which other load on the machine does not skew)")
-    print(f"{'join':<15}{'records':>11}{'outputs':>11}{'seconds':>9}{'records/s':>12}{'rec/CPU-s':>12}{'peak RSS MB':>13}")
+    print(f"{'workload':<18}{'records':>11}{'outputs':>11}{'seconds':>9}{'records/s':>12}{'rec/CPU-s':>12}{'peak RSS MB':>13}")
     for name in args.join or sorted(WORKLOADS):
         processed, outputs, seconds, cpu, peak = run(name, args.records, args.keys, args.release)
-        print(f"{name:<15}{processed:>11,}{outputs:>11,}{seconds:>9.2f}{processed / seconds:>12,.0f}"
+        print(f"{name:<18}{processed:>11,}{outputs:>11,}{seconds:>9.2f}{processed / seconds:>12,.0f}"
               f"{processed / cpu:>12,.0f}{peak:>13.0f}")
         sys.stdout.flush()
 

@@ -1,17 +1,22 @@
-"""Spark backend vs reference engine: records/s for each join on generated captured topics.
+"""Spark backend vs reference engine: records/s for each join and windowed aggregation on
+generated captured topics.
 
-For each join and size (default 1M and 10M records over 10k keys) the script writes one Parquet
-record file (``topic, partition, offset, ts, key, value``, keys and values as JSON text) with
-Spark, outside the timings, then times:
+For each workload (bench_reference.py's; the windowed ones a tumbling count over 60 s windows and
+a session count with a 5 s gap, both with 1 s grace and every 16th record 2 s late) and size
+(default 1M and 10M records over 10k keys) the script writes one Parquet record file (``topic,
+partition, offset, ts, key, value``, keys and values as JSON text) with Spark, outside the
+timings, then times:
 
 - Spark: ``spark_backend.runtime.replay.replay`` end to end: read the Parquet file, run the join, write
   the outputs as Parquet (on ``local[2]`` unless ``--master`` says otherwise);
 - reference: the same file read as a stream (``reference.model.record_files.iter_record_files``) through
   the reference engine, outputs counted (``--skip-reference-above N`` skips its long runs).
 
-Both run ``as_listed`` (file order: the generators emit records in timestamp order).
+Both run ``as_listed`` (file order: the generators emit records in timestamp order, but for
+the windowed workloads' late records).
 
     python benchmarks/bench_spark.py [--sizes 1000000 10000000] [--join stream_table ...]
+    python benchmarks/bench_spark.py --sizes 10000000 --join window_aggregate --join session_aggregate
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ import time
 from reference.runtime.engine import run_records
 from reference.model.record_files import iter_record_files
 from reference.model.scenario import scenario_from_dict
+from reference.model.topology import OPERATOR_INPUT_TOPICS
 
 KEYS = 10_000
 
@@ -34,7 +40,11 @@ TOPOLOGIES = {
     "stream_table": {"operator": "stream_table_join", "join": "inner", "table": {"versioned": False}, "joiner": "concat"},
     "table_table": {"operator": "table_table_join", "join": "outer", "joiner": "concat"},
     "fk_join": {"operator": "fk_join", "join": "inner", "foreign_key": {"field": "fk"}, "joiner": "pair"},
+    "window_aggregate": {"operator": "window_aggregate", "size_ms": 60_000, "grace_ms": 1_000, "aggregation": "count"},
+    "session_aggregate": {"operator": "session_aggregate", "gap_ms": 5_000, "grace_ms": 1_000, "aggregation": "count"},
 }
+#: bench_reference.py's windowed workloads: every LATE_EVERY-th record LATE_MS late
+LATE_EVERY, LATE_MS = 16, 2000
 
 
 def generate(spark, join, n, keys, path):
@@ -44,6 +54,8 @@ def generate(spark, join, n, keys, path):
     i = F.col("id")
     if join == "fk_join":
         return _write_one_file(_fk_frame(spark, n, keys), path)
+    if join in ("window_aggregate", "session_aggregate"):
+        return _write_one_file(_windowed_frame(spark, n, keys, 31 if join == "window_aggregate" else 37), path)
     if join == "stream_stream":
         topic = F.when(i % 2 == 0, "left").otherwise("right")
         key_no = F.floor(i / 2) % keys
@@ -82,6 +94,21 @@ def _fk_frame(spark, n, keys):
                                  i.alias("offset"), i.alias("ts"), key.alias("key"), value.alias("value"))
 
 
+def _windowed_frame(spark, n, keys, seed):
+    """bench_reference.py's windowed workloads: one ``input`` topic, keys pseudo-random over
+    ``keys``, ts = i with every 16th record 2 s late (the same shape, not the same draws)."""
+    from pyspark.sql import functions as F
+
+    i = F.col("id")
+    late = (i % LATE_EVERY == LATE_EVERY - 1) & (i >= LATE_MS)
+    key_no = F.pmod(F.xxhash64(i, F.lit(seed)), F.lit(keys))
+    return spark.range(n).select(
+        F.lit("input").alias("topic"), F.lit(0).alias("partition"), i.alias("offset"),
+        F.when(late, i - LATE_MS).otherwise(i).alias("ts"),
+        F.concat(F.lit('"k'), key_no.cast("string"), F.lit('"')).alias("key"),
+        F.concat(F.lit('"v'), (i % 1000).cast("string"), F.lit('"')).alias("value"))
+
+
 def _write_one_file(frame, path):
     tmp = path + ".dir"
     # one file in row groups of 16 MB (Spark's default of 128 MB would make the whole file one
@@ -112,7 +139,7 @@ def time_reference(scenario, path):
         count[0] += 1
 
     started = time.perf_counter()
-    records = iter_record_files([path], ("left", "right"), {})
+    records = iter_record_files([path], OPERATOR_INPUT_TOPICS[scenario.topology.operator], {})
     run_records(scenario.topology, scenario.profile, scenario.config, records, on_output=on_output, collect_drops=False)
     return time.perf_counter() - started, count[0]
 
@@ -131,7 +158,7 @@ def main(argv=None):
     work = tempfile.mkdtemp(prefix="kssim-bench-")
     print(f"Spark {spark.version} on {spark.sparkContext.master} vs the reference engine, Kafka 3.9, {KEYS:,} keys "
           f"(fk_join: {KEYS:,} left keys, {KEYS // 10:,} FKs)")
-    print(f"{'join':<15}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")
+    print(f"{'workload':<18}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")
     try:
         for join in args.join or sorted(TOPOLOGIES):
             scenario = scenario_for(join)
@@ -141,10 +168,10 @@ def main(argv=None):
                 spark_s = time_spark(spark, scenario, path, os.path.join(work, "out"))
                 if args.skip_reference_above is not None and n > args.skip_reference_above:
                     ref = "-"
-                    print(f"{join:<15}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref:>9}{ref:>12}{ref:>10}")
+                    print(f"{join:<18}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref:>9}{ref:>12}{ref:>10}")
                 else:
                     ref_s, _ = time_reference(scenario, path)
-                    print(f"{join:<15}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref_s:>9.1f}{n / ref_s:>12,.0f}"
+                    print(f"{join:<18}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref_s:>9.1f}{n / ref_s:>12,.0f}"
                           f"{ref_s / spark_s:>10.2f}")
                 sys.stdout.flush()
                 os.remove(path)

@@ -69,3 +69,48 @@ def run_batch(config: EngineConfig, docs: List[dict], explain: bool = False) -> 
     (``reference.model.engines.run_scenarios``: the Spark backend runs the batch as one job)."""
     scenarios = [scenario_from_dict(at_release(d, config.release), path=f"<case {i}>") for i, d in enumerate(docs)]
     return [CaseResult.of(r) for r in run_scenarios(config.engine, scenarios, explain=explain, catch=KssimError)]
+
+
+#: the table-result operators ``KTable#suppress`` can follow, and the smallest scenario whose
+#: only result a suppress must hold back (a window that never closes; a time limit never reached)
+_SUPPRESS_PROBES = {
+    "session_aggregate": ({"gap_ms": 10, "grace_ms": 0}, [("input", "k", "A")]),
+    "window_aggregate": ({"size_ms": 10, "grace_ms": 0}, [("input", "k", "A")]),
+    "sliding_aggregate": ({"time_difference_ms": 10, "grace_ms": 0}, [("input", "k", "A")]),
+    "windowed_table_join": ({"join": "inner", "window": {"size_ms": 10, "grace_ms": 0}},
+                            [("left", "k", "A"), ("right", "k", "B")]),
+    "table_table_join": ({"join": "inner"}, [("left", "k", "A"), ("right", "k", "B")]),
+    "fk_join": ({"join": "inner", "foreign_key": {"field": "fk"}},
+                [("left", "k", {"fk": "x"}), ("right", "x", "B")]),
+}
+_SUPPORTS_SUPPRESS: dict = {}
+
+
+def suppress_probe(operator: str, suppressed: bool) -> dict:
+    """The probe scenario of ``operator``, with or without ``suppress``."""
+    fields, records = _SUPPRESS_PROBES[operator]
+    topology = {"operator": operator, **copy.deepcopy(fields)}
+    if suppressed:
+        windowed = operator not in ("table_table_join", "fk_join")
+        topology["suppress"] = {"until": "window_close"} if windowed else {"until": "time_limit", "time_limit_ms": 100}
+    return {"format": "kssim-scenario/1", "name": f"suppress-probe-{operator}", "topology": topology,
+            "inputs": [{"topic": t, "key": k, "value": v, "ts": 0} for t, k, v in records]}
+
+
+def supports_suppress(config: EngineConfig, operator: str) -> bool:
+    """Does ``config``'s engine implement ``KTable#suppress`` after ``operator``? Asked of the
+    engine, not assumed: the probe's only result must come out without suppress and be held back
+    with it (an engine that rejects suppress, or ignores it, does not implement it). One small
+    batch per (engine, release, operator), remembered."""
+    if operator not in _SUPPRESS_PROBES or not config.profile.suppress_operator:
+        return False
+    memo = (config.engine, config.release, operator)
+    if memo not in _SUPPORTS_SUPPRESS:
+        try:
+            plain, suppressed = run_batch(config, [suppress_probe(operator, False), suppress_probe(operator, True)])
+        except KssimError:  # the operator does not exist in that release
+            _SUPPORTS_SUPPRESS[memo] = False
+            return False
+        _SUPPORTS_SUPPRESS[memo] = (not plain.error and not suppressed.error and len(plain.outputs) == 1
+                                    and not suppressed.outputs and suppressed.failure is None)
+    return _SUPPORTS_SUPPRESS[memo]

@@ -16,19 +16,26 @@ from reference.model.render import show
 from reference.model.profiles import rule_changes
 
 from differential_tests.divergence import Divergence, code_of, describe_failure, first_divergence, message_of
-from differential_tests.engines import EngineConfig, at_release, run_batch
+from reference.model.errors import KssimError
+from reference.model.scenario import scenario_from_dict
+
+from differential_tests.engines import EngineConfig, at_release, run_batch, supports_suppress
 from differential_tests.shrink import shrink
-from differential_tests.strategies import OPERATORS, scenarios
+from differential_tests.strategies import OPERATORS, missing_in, scenarios
 
 
-def draw_cases(operator: str, profiles, count: int, seed: int) -> List[dict]:
-    """``count`` scenario documents drawn deterministically (for a given seed) from the strategy."""
+def draw_cases(operator: str, profiles, count: int, seed: int, suppress: bool = False) -> List[dict]:
+    """``count`` scenario documents drawn deterministically (for a given seed) from the strategy;
+    ``suppress``: table results may be suppressed. An operator a release lacks is an error."""
+    missing = missing_in(operator, profiles)
+    if missing:
+        raise KssimError(f"{operator} does not exist in Kafka {', '.join(missing)}: no case to generate")
     cases: List[dict] = []
 
     @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @hypothesis_seed(seed)
-    @given(scenarios(operator, tuple(profiles)))
+    @given(scenarios(operator, tuple(profiles), suppress=suppress))
     def collect(doc):
         cases.append(doc)
 
@@ -52,22 +59,38 @@ class Finding:
 
 @attrs.frozen
 class OperatorRun:
-    """One operator's difftest: how many cases ran, and the findings (shrunk divergences), the
-    first one as ``finding``."""
+    """One operator's difftest: how many cases ran, how many of them both engines ran (not
+    rejected by either: ``compared``), and the findings (shrunk divergences), the first one as
+    ``finding``."""
 
     operator: str
     cases: int
     seconds: float
     finding: Optional[Finding]
     findings: tuple = ()
+    compared: int = 0
+    #: the first reason an engine gave for not running a case (e.g. an operator it lacks)
+    rejected_because: Optional[str] = None
 
 
 def _still_diverges(a: EngineConfig, b: EngineConfig):
     def predicate(docs):
-        ra, rb = run_batch(a, docs), run_batch(b, docs)
-        # a candidate either engine rejects (e.g. a key-less shrink step) is not a divergence
-        return [not x.error and not y.error and first_divergence(x, y) is not None for x, y in zip(ra, rb)]
+        # a candidate a release's loader rejects, or either engine refuses, is not a divergence
+        valid = [i for i, doc in enumerate(docs) if _valid_in(doc, a.release) and _valid_in(doc, b.release)]
+        ra, rb = run_batch(a, [docs[i] for i in valid]), run_batch(b, [docs[i] for i in valid])
+        out = [False] * len(docs)
+        for i, x, y in zip(valid, ra, rb):
+            out[i] = not x.error and not y.error and first_divergence(x, y) is not None
+        return out
     return predicate
+
+
+def _valid_in(doc, release) -> bool:
+    try:
+        scenario_from_dict(at_release(doc, release))
+    except KssimError:
+        return False
+    return True
 
 
 def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, seed: int,
@@ -82,18 +105,24 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
     no rule explains has been found, or the cases run out; divergences explained by rules already
     shown are skipped. ``max_findings`` caps the findings either way."""
     started = time.monotonic()
-    docs = draw_cases(operator, (a.profile, b.profile), cases, seed)
+    suppress = supports_suppress(a, operator) and supports_suppress(b, operator)
+    docs = draw_cases(operator, (a.profile, b.profile), cases, seed, suppress)
     changed = rule_changes(a.profile, b.profile) if a.release != b.release else []
     limit = max_findings if max_findings is not None else max(1, len(changed))
     findings: List[Finding] = []
     covered: set = set()
-    ran = 0
+    ran = compared = 0
+    rejected = None
     for start in range(0, len(docs), batch_size):
         batch = docs[start:start + batch_size]
         results_a, results_b = run_batch(a, batch), run_batch(b, batch)
         for offset, (ra, rb) in enumerate(zip(results_a, results_b)):
             ran = start + offset + 1
-            if ra.error or rb.error or first_divergence(ra, rb) is None:
+            if ra.error or rb.error:
+                rejected = rejected or f"{a.label if ra.error else b.label}: {ra.error or rb.error}"
+                continue
+            compared += 1
+            if first_divergence(ra, rb) is None:
                 continue
             original = batch[offset]
             small = shrink(original, _still_diverges(a, b))
@@ -106,9 +135,10 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
             findings.append(finding)
             if len(findings) >= limit or (changed and covered >= {r.name for r in changed}) \
                     or (changed and not finding.explained_by):
-                return OperatorRun(operator, ran, time.monotonic() - started, findings[0], tuple(findings))
+                return OperatorRun(operator, ran, time.monotonic() - started, findings[0], tuple(findings),
+                                   compared, rejected)
     return OperatorRun(operator, len(docs), time.monotonic() - started, findings[0] if findings else None,
-                       tuple(findings))
+                       tuple(findings), compared, rejected)
 
 
 def _finding(operator, index, original, small, a, b, seed, changed=()) -> Finding:
@@ -165,9 +195,16 @@ def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
     lines.append(f"  first difference ({div.what}), partition {div.partition}, output #{div.position}:")
     lines.append(f"    {a.label}: {_rec(div.record_a)}")
     lines.append(f"    {b.label}: {_rec(div.record_b)}")
-    for label, res in ((a.label, ra), (b.label, rb)):
+    for label, res, shown in ((a.label, ra, div.record_a), (b.label, rb, div.record_b)):
+        # the rest of what this input made: the rule behind a difference may explain a sibling
+        # (a merge's tombstone differs, the merged session's explanation names the close rule)
+        for rec in res.outputs:
+            if rec.input_index == div.input_index and rec is not shown:
+                lines.append(f"    {label} also: {_rec(rec)}")
         if res.failure is not None:
             lines.append(f"    {label}: fails at input {res.failure.input_index}: {describe_failure(res.failure)}")
+            if getattr(res.failure, "why", None) is not None:
+                lines.append(f"        because: {res.failure.why.describe()}")
         for drop in res.drops:
             if drop.input_index == div.input_index:
                 code, message = code_of(drop.reason), message_of(drop.reason)

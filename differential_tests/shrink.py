@@ -4,7 +4,10 @@ Engine-agnostic and batched: every round builds all candidate documents first an
 predicate about the whole batch at once (one Spark job per round, not one per candidate). Steps,
 repeated until nothing gets smaller:
 
-1. simplify the run configuration (one partition, ``as_listed``, RocksDB);
+1. simplify the run configuration (one partition, ``as_listed``, RocksDB) and the topology's
+   optional parts (no suppress or a suppress with an unbounded buffer, no old values, default
+   retention and merge separator, emit on update, no shift, tumbling windows, ``count``), each
+   kept only while the divergence stays;
 2. ddmin over the input records (Zeller's complement removal, granularity doubling);
 3. shift timestamps down so the first is 0, and drop values to one-letter names.
 """
@@ -39,6 +42,35 @@ def _config_candidates(doc):
             c = copy.deepcopy(doc)
             c["config"][field] = simple
             out.append(c)
+    return out
+
+
+#: optional topology fields whose absence is the simpler (the default) topology
+_OPTIONAL_FIELDS = ("suppress", "send_old_values", "retention_ms", "merge_separator", "emit", "shift_ms")
+_AGGREGATIONS = ("aggregation", "left_aggregation", "right_aggregation")
+
+
+def _topology_candidates(doc):
+    """The document with one optional part of its topology simpler (see the module docstring)."""
+    topology = doc.get("topology", {})
+    out = []
+
+    def variant(change):
+        c = copy.deepcopy(doc)
+        change(c["topology"])
+        out.append(c)
+
+    for field in _OPTIONAL_FIELDS:
+        if field in topology:
+            variant(lambda t, field=field: t.pop(field))
+    if "buffer" in topology.get("suppress", {}):
+        variant(lambda t: t["suppress"].pop("buffer"))
+    for field in _AGGREGATIONS:
+        if topology.get(field, "count") != "count":
+            variant(lambda t, field=field: t.__setitem__(field, "count"))
+    for window in (topology, topology.get("window", {})):
+        if "advance_ms" in window and window["advance_ms"] != window.get("size_ms"):
+            variant(lambda t, nested=window is not topology: (t["window"] if nested else t).pop("advance_ms"))
     return out
 
 
@@ -82,7 +114,7 @@ def shrink(doc: dict, still_fails: Predicate, max_rounds: int = 50) -> dict:
     for _ in range(max_rounds):
         before = (len(doc["inputs"]), repr(doc.get("config")), repr(doc["inputs"]))
         while True:
-            found = _first_failing(_config_candidates(doc), still_fails)
+            found = _first_failing(_config_candidates(doc) + _topology_candidates(doc), still_fails)
             if found is None:
                 break
             doc = found

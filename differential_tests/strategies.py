@@ -5,7 +5,9 @@ Kafka (see :data:`KEY_POOLS`), null keys and null values, equal timestamps,
 out-of-order records, records later than grace, time jumps that close windows, several partitions,
 both processing orders and both store types. Each strategy draws a scenario document (format 1)
 that is valid in every release it is asked for: ``ofTimeDifference*`` windows only from 3.1,
-versioned tables from 3.5, stream-table grace from 3.6, ``JoinWindows#grace`` from 2.1.
+versioned tables from 3.5, stream-table grace from 3.6, ``JoinWindows#grace`` from 2.1. The
+windowed operators' strategies (timestamps on the window, grace and gap edges) are in
+:mod:`differential_tests.window_strategies`.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from hypothesis import assume, strategies as st
 from reference.model.errors import KssimError
 from reference.model.keys import serialized_key
 from reference.model.scenario import scenario_from_dict
+
+from differential_tests.window_strategies import WINDOWED_OPERATORS, suppress_spec, window_caps, window_scenario
 
 KEYS = ("k1", "k2", "k3")
 
@@ -35,7 +39,25 @@ KEY_POOLS = {
     "lists": ([1], [1.0], [True], ["1"], [1, 2]),
     "nested": ({"k": [1]}, {"k": [True]}, [{"a": 1, "b": 0}], [{"b": 0, "a": 1}]),
 }
-OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join")
+OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join",
+             "session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
+#: operators whose result is a KTable that ``KTable#suppress`` (untilTimeLimit) can follow
+TABLE_SUPPRESS_OPERATORS = ("table_table_join", "fk_join")
+
+
+#: operator -> the rule that brought it (operators without one exist in every modelled release)
+_INTRODUCED_BY = {
+    "fk_join": "foreign_key_joins",
+    "global_table_join": "global_table_joins",
+    "session_aggregate": "session_windows",
+    "sliding_aggregate": "sliding_windows",
+}
+
+
+def missing_in(operator: str, profiles) -> list:
+    """The releases among ``profiles`` that do not have ``operator`` (nothing to generate there)."""
+    rule = _INTRODUCED_BY.get(operator)
+    return [p.release for p in profiles if rule is not None and not getattr(p, rule)]
 
 
 def _common(profiles):
@@ -205,10 +227,18 @@ _TOPOLOGIES = {
 
 
 @st.composite
-def scenarios(draw, operator: str, profiles: tuple, max_records: int = 24):
-    """A scenario document for ``operator`` valid in every profile of ``profiles``."""
+def scenarios(draw, operator: str, profiles: tuple, max_records: int = 24, suppress: bool = False):
+    """A scenario document for ``operator`` valid in every profile of ``profiles``; ``suppress``:
+    table results may be suppressed (``KTable#suppress``, where every profile has it)."""
+    if operator in WINDOWED_OPERATORS:
+        doc = draw(window_scenario(operator, window_caps(profiles), draw(key_pool()), suppress, min(max_records, 20)))
+        assume(all(_valid(doc, p.release) for p in profiles))
+        return doc
     caps = _common(profiles)
     topology = draw(_TOPOLOGIES[operator](caps))
+    if suppress and operator in TABLE_SUPPRESS_OPERATORS and all(p.suppress_operator for p in profiles) \
+            and draw(st.integers(0, 4)) == 0:
+        topology["suppress"] = draw(suppress_spec(windowed=False))
     in_memory = operator != "stream_stream_join" or caps["in_memory_stream_join"]
     cfg, partitions = draw(config(("left", "right"), in_memory))
     if operator == "fk_join":

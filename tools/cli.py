@@ -28,7 +28,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
 #: the operators ``kssim difftest`` generates cases for (``differential_tests.strategies.OPERATORS``,
 #: named here so that parsing arguments does not import Hypothesis)
-DIFFTEST_OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join")
+DIFFTEST_OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join",
+                      "session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
 
 
 def cmd_run(args) -> int:
@@ -51,6 +52,8 @@ def cmd_run(args) -> int:
         if result.failure is not None:
             print(f"{scenario.name}: Kafka Streams would fail while processing "
                   f"{describe_input(scenario, result.failure.input_index)}: {result.failure.message}", file=sys.stderr)
+            if args.explain and getattr(result.failure, "why", None) is not None:
+                print(f"  why: {result.failure.why.describe()}", file=sys.stderr)
             if check_failure(scenario, result.failure):
                 status = EXIT_FAILED
     return status
@@ -174,13 +177,20 @@ def cmd_check(args) -> int:
 def cmd_difftest(args) -> int:
     from differential_tests.engines import parse_engine
     from differential_tests.runner import difftest
-    from differential_tests.strategies import OPERATORS
+    from differential_tests.strategies import OPERATORS, missing_in
 
     a, b = parse_engine(args.a), parse_engine(args.b)
-    operators = args.operator or list(OPERATORS)
+    # by default, every operator both releases have
+    operators = args.operator or [op for op in OPERATORS if not missing_in(op, (a.profile, b.profile))]
     status = EXIT_OK
     for run in difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out, max_findings=args.findings):
         rate = run.cases / run.seconds * 60 if run.seconds else 0
+        if run.compared < run.cases and not run.findings:
+            # a case one engine refuses compares nothing: say so rather than "no divergence"
+            status = EXIT_FAILED
+            print(f"{run.operator}: only {run.compared} of {run.cases} cases ran on both {a.label} and {b.label}; "
+                  f"first refusal: {run.rejected_because}")
+            continue
         if not run.findings:
             print(f"{run.operator}: {run.cases} cases, no divergence between {a.label} and {b.label} "
                   f"({run.seconds:.1f}s, {rate:,.0f} cases/min)")

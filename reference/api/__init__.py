@@ -1,7 +1,8 @@
-"""Kafka Streams' DSL and test driver, in Python, for the joins kssim models.
+"""Kafka Streams' DSL and test driver, in Python, for the operators kssim models.
 
 Names mirror Kafka's in snake_case; each class and method says which Kafka class or method it
-mirrors. A topology is one join reading topics ``left`` and ``right`` and writing ``output``::
+mirrors. A topology is one join reading topics ``left`` and ``right``, or one windowed
+aggregation reading topic ``input``, and writing ``output``::
 
     from reference.api import StreamsBuilder, JoinWindows, TopologyTestDriver
 
@@ -12,13 +13,23 @@ mirrors. A topology is one join reading topics ``left`` and ``right`` and writin
     driver.create_input_topic("left").pipe_input("k", "A", ts=3)
     driver.create_output_topic("output").read_records_to_list()
 
-- building: :class:`StreamsBuilder`, :class:`KStream`, :class:`KTable`, :class:`Topology`
-  (``.spec`` is the topology spec a scenario file parses to; ``.to_scenario(...)`` and
-  ``.describe()`` write it back as a scenario document or as Python code);
+    b = StreamsBuilder()
+    (b.stream("input").group_by_key().windowed_by(TimeWindows.of_size_and_grace(10, 3).advance_by(5))
+      .count().suppress(Suppressed.until_window_closes(BufferConfig.unbounded())).to_stream().to("output"))
+
+- building: :class:`StreamsBuilder`, :class:`KStream`, :class:`KTable`, :class:`KGroupedStream`,
+  :class:`TimeWindowedKStream`, :class:`SessionWindowedKStream`, :class:`Topology` (``.spec`` is
+  the topology spec a scenario file parses to; ``.to_scenario(...)`` and ``.describe()`` write it
+  back as a scenario document or as Python code);
 - options: :class:`JoinWindows`, :class:`Joined`, :class:`Materialized`, :class:`Stores`,
-  :class:`ValueJoiner` (joiners are also Python callables or the names ``"pair"`` / ``"concat"``);
+  :class:`ValueJoiner` (joiners are also Python callables or the names ``"pair"`` / ``"concat"``),
+  :class:`TimeWindows`, :class:`SessionWindows`, :class:`SlidingWindows`, :class:`EmitStrategy`,
+  :class:`Suppressed`, :class:`BufferConfig`, :class:`KeyValueMapper` (aggregations are Python
+  callables, as in Kafka, or the scenario contract's names: ``aggregate("sum")``,
+  ``reduce("string_reduce")``);
 - running: :class:`TopologyTestDriver`, :class:`TestInputTopic`, :class:`TestOutputTopic`,
-  :class:`TestRecord`, :class:`KeyValue`, through :class:`reference.runtime.engine.Engine`.
+  :class:`TestRecord`, :class:`KeyValue`, :class:`Windowed`, through
+  :class:`reference.runtime.engine.Engine`.
 
 Topologies Kafka rejects raise :class:`reference.model.errors.TopologyError`; other misuse raises the
 classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions. A record on which
@@ -27,15 +38,21 @@ Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` (i
 """
 from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, TopologyError
-from reference.api.builder import KStream, KTable, StreamsBuilder, Topology
-from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver
+from reference.api.builder import (
+    KGroupedStream, KStream, KTable, SessionWindowedKStream, StreamsBuilder, TimeWindowedKStream, Topology,
+)
+from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver, Windowed
 from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
-from reference.api.options import JoinWindows, Joined, KeyValueBytesStoreSupplier, Materialized, Stores, ValueJoiner
+from reference.api.options import (
+    BufferConfig, EmitStrategy, JoinWindows, Joined, KeyValueBytesStoreSupplier, KeyValueMapper, Materialized,
+    SessionWindows, SlidingWindows, Stores, Suppressed, TimeWindows, ValueJoiner,
+)
 
 __all__ = [
-    "StreamsBuilder", "KStream", "KTable", "Topology",
+    "StreamsBuilder", "KStream", "KTable", "KGroupedStream", "TimeWindowedKStream", "SessionWindowedKStream", "Topology",
     "JoinWindows", "Joined", "Materialized", "Stores", "KeyValueBytesStoreSupplier", "ValueJoiner",
-    "TopologyTestDriver", "TestInputTopic", "TestOutputTopic", "TestRecord", "KeyValue",
+    "TimeWindows", "SessionWindows", "SlidingWindows", "EmitStrategy", "Suppressed", "BufferConfig", "KeyValueMapper",
+    "TopologyTestDriver", "TestInputTopic", "TestOutputTopic", "TestRecord", "KeyValue", "Windowed",
     "TopologyError", "KafkaWouldFail", "FailureCode", "DropReason", "IllegalArgumentError", "IllegalStateError",
     "NoSuchElementError", "UnsavableTopologyError",
 ]

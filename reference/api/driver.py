@@ -4,7 +4,13 @@ As Kafka's driver: one task, partition 0 of every topic, each piped record proce
 (scenario order ``as_listed``), the wall clock frozen, output records queued per topic until read.
 The outer-join emit interval is 0 by default, as in Kafka's driver since 3.8 and in every
 scenario file (before 3.8 Kafka's driver kept 1000 ms unless a test set the interval to 0, as most
-of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that).
+of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that). Record caches are off, as
+in every scenario file (``statestore.cache.max.bytes=0``).
+
+The key of a windowed result (a windowed aggregation, a windowed-table join) is read as a
+:class:`Windowed` (Kafka's ``Windowed<K>``: ``key``, ``start``, ``end``), hashable, so
+``read_key_values_to_map`` works on it; ``Windowed.as_dict()`` is the scenario format's
+``{"key", "start", "end"}``.
 
 Beyond Kafka's driver, it says why: every output record carries the index of the input that
 emitted it, ``drops()`` lists the inputs dropped or ignored with a ``DropReason``, and with
@@ -20,9 +26,9 @@ import attrs
 from reference.runtime.engine import Engine
 from reference.model.errors import KafkaWouldFail
 from reference.model.profiles import DEFAULT_RELEASE, profile_for
-from reference.model.records import NO_OLD_VALUE, Drop, InputRecord
+from reference.model.records import NO_OLD_VALUE, Drop, InputRecord, windowed_key
 from reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
-from reference.model.topology import check_topology
+from reference.model.topology import WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology
 from reference.api.builder import Topology
 from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
 from reference.api.options import to_millis
@@ -36,12 +42,33 @@ class KeyValue(NamedTuple):
 
 
 @attrs.frozen
+class Windowed:
+    """Kafka's ``Windowed<K>``: a windowed result's key ``key`` in the window ``[start, end)``
+    (time windows: ``end`` exclusive) or ``[start, end]`` (session and sliding windows: inclusive),
+    as ``Windowed#window()`` reports them."""
+
+    key: object
+    start: int
+    end: int
+
+    @classmethod
+    def from_dict(cls, key: dict) -> "Windowed":
+        """From the scenario format's ``{"key": K, "start": S, "end": E}``."""
+        return cls(key["key"], key["start"], key["end"])
+
+    def as_dict(self) -> dict:
+        """The scenario format's ``{"key": K, "start": S, "end": E}``."""
+        return windowed_key(self.key, self.start, self.end)
+
+
+@attrs.frozen
 class TestRecord:
     """Kafka's ``TestRecord``: key, value and timestamp ``ts`` (None: the input topic's current time).
 
     Records read from an output topic also carry ``input_index`` (the piped input whose processing
-    emitted it, counting from 0 across all input topics), ``old_value`` (table-table joins that
-    send old values) and ``why`` (with ``explain=True``). Equality compares key, value and ts only.
+    emitted it, counting from 0 across all input topics), ``old_value`` (table results that send
+    old values) and ``why`` (with ``explain=True``). Equality compares key, value and ts only. The
+    key of a windowed result is a :class:`Windowed`.
     """
 
     __test__ = False  # not a pytest test class
@@ -61,7 +88,8 @@ class TopologyTestDriver:
     Creating it checks the topology under ``release`` (an API the release does not have, a grace
     period on an unversioned table...: :class:`reference.model.errors.TopologyError`). A record on which
     real Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` from
-    ``pipe_input``; the driver is unusable afterwards, as Kafka's task is.
+    ``pipe_input``; what the topology wrote before it died can still be read, and the driver is
+    unusable afterwards, as Kafka's task is.
     """
 
     __test__ = False  # not a pytest test class
@@ -80,6 +108,7 @@ class TopologyTestDriver:
         check_topology(topology.spec, self.profile, store)
         self.config = RunConfig(order="as_listed", store=store, emit_interval_ms=emit_interval_ms)
         self._engine = Engine(topology.spec, self.profile, self.config, explain=explain)
+        self._windowed_keys = topology.spec.operator in WINDOWED_RESULT_OPERATORS
         self._queues = {OUTPUT_TOPIC: collections.deque()}
         self._drops: List[Drop] = []
         self._next_index = 0
@@ -110,8 +139,8 @@ class TopologyTestDriver:
 
     def advance_wall_clock_time(self, advance_ms) -> None:
         """``advanceWallClockTime(advance)``: moves the mock wall clock (frozen at 0 otherwise).
-        Of the joins, only the outer-join emit throttle reads it, so it matters only with
-        ``emit_interval_ms`` > 0."""
+        Only the outer-join emit throttle reads it, so it matters only with ``emit_interval_ms`` > 0
+        (emit-on-window-close is modelled with its throttle interval at 0, as in every scenario)."""
         advance = to_millis(advance_ms, "advance")
         if advance < 0:
             raise IllegalArgumentError("advance must not be negative")
@@ -139,18 +168,28 @@ class TopologyTestDriver:
             # TestRecord(key, value, headers, Long timestampMs), which pipeInput(key, value, long)
             # builds, rejects it before the driver sees the record: nothing is processed
             raise IllegalArgumentError(f"Invalid timestamp: {ts}. Timestamp should always be non-negative or null.")
+        problem = aggregated_value_problem(self.topology.spec, topic, value)
+        if problem is not None:
+            # the value serde of a named aggregation (a Long for sum) fails before the driver sees it
+            raise IllegalArgumentError(f"{topic}: {problem}")
         index = self._next_index
         self._next_index += 1
         try:
             outputs = self._engine.process(InputRecord(topic, key, value, ts, 0, index))
         except KafkaWouldFail as exc:
             self._failure = exc
+            # what the topology forwarded to the sink before it died was sent (a scenario run keeps
+            # it too); Kafka's driver would show it only at the next pipe, which fails
+            self._enqueue(self._engine.contexts[0].outputs)
             raise
         if outputs:
-            queues = self._queues
-            for out in outputs:
-                queues[out.topic].append(out)
+            self._enqueue(outputs)
         return index
+
+    def _enqueue(self, outputs) -> None:
+        queues = self._queues
+        for out in outputs:
+            queues[out.topic].append(out)
 
     def read(self, topic: str) -> TestRecord:
         """The next record of an output topic (``readRecord``); the output topics call this."""
@@ -158,14 +197,16 @@ class TopologyTestDriver:
         if not queue:
             raise NoSuchElementError(f"Empty topic: {topic}")
         out = queue.popleft()
-        return TestRecord(out.key, out.value, out.ts, out.input_index, out.old_value, out.why)
+        key = Windowed.from_dict(out.key) if self._windowed_keys else out.key
+        return TestRecord(key, out.value, out.ts, out.input_index, out.old_value, out.why)
 
     def queue_size(self, topic: str) -> int:
         return len(self._queues[topic])
 
     def close(self) -> None:
-        """``TopologyTestDriver#close()``. Nothing is flushed: records held by a join (an unjoined
-        left record waiting for its window to close, a buffered stream record) stay unemitted."""
+        """``TopologyTestDriver#close()``. Nothing is flushed: records held by an operator (an
+        unjoined left record waiting for its window to close, a buffered stream record, a window
+        not yet closed, a suppressed update) stay unemitted."""
         self._closed = True
 
     def __enter__(self):

@@ -1,19 +1,24 @@
 """From a built topology back to words: a scenario document (format 1) and the Python code that
 builds it with this API.
 
-A spec writes out only what its scenario file would say (defaults left out), so
-``parse_topology(topology_dict(spec)) == spec``. A Python callable joiner has no name in the
-scenario contract, so a topology using one cannot be saved (:class:`UnsavableTopologyError`).
+A spec writes out what its scenario file would say (most defaults left out), so
+``parse_topology(topology_dict(spec)) == spec``. A Python callable joiner or aggregation has no
+name in the scenario contract, so a topology using one cannot be saved
+(:class:`UnsavableTopologyError`).
 """
 from __future__ import annotations
 
 import json
 
+from reference.model.aggregations import named_aggregation
 from reference.model.profiles import DEFAULT_RELEASE
 from reference.model.records import NO_OLD_VALUE, InputRecord, OutputRecord
 from reference.model.scenario import FORMAT, OUTPUT_TOPIC, scenario_from_dict
-from reference.model.topology import StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
-from reference.api.driver import TestRecord
+from reference.model.topology import (
+    SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec, SuppressBufferSpec,
+    TableSpec, TableTableJoinSpec, WindowAggregateSpec, WindowedTableJoinSpec,
+)
+from reference.api.driver import TestRecord, Windowed
 from reference.api.errors import IllegalArgumentError, UnsavableTopologyError
 
 _STREAM_METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
@@ -23,6 +28,8 @@ _STREAM_METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
 
 def topology_dict(spec) -> dict:
     """The scenario file's ``topology`` object for ``spec``."""
+    if isinstance(spec, (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)):
+        return _aggregate_dict(spec)
     if callable(spec.joiner):
         raise UnsavableTopologyError(
             f"the joiner is a Python callable ({_callable_name(spec.joiner)}); a scenario file can only name "
@@ -46,7 +53,70 @@ def topology_dict(spec) -> dict:
                 obj[name] = _table_dict(table)
         if spec.send_old_values:
             obj["send_old_values"] = True
+        _add_suppress(obj, spec)
+    elif isinstance(spec, WindowedTableJoinSpec):
+        obj["window"] = _time_window_dict(spec.window)
+        obj["left_aggregation"] = _aggregation_name(spec.left_aggregation, "left_aggregation")
+        obj["right_aggregation"] = _aggregation_name(spec.right_aggregation, "right_aggregation")
+        if spec.shift_ms:
+            obj["shift_ms"] = spec.shift_ms
+        _add_table_result_fields(obj, spec)
     return obj
+
+
+def _aggregate_dict(spec) -> dict:
+    obj = {"operator": spec.operator}
+    if isinstance(spec, SessionAggregateSpec):
+        obj.update(gap_ms=spec.gap_ms, grace_ms=spec.grace_ms)
+    elif isinstance(spec, WindowAggregateSpec):
+        obj.update(_time_window_dict(spec.window))
+    else:
+        obj.update(time_difference_ms=spec.time_difference_ms, grace_ms=spec.grace_ms)
+    obj["aggregation"] = _aggregation_name(spec.aggregation, "aggregation")
+    obj["emit"] = spec.emit
+    if spec.retention_ms is not None:
+        obj["retention_ms"] = spec.retention_ms
+    _add_table_result_fields(obj, spec)
+    return obj
+
+
+def _time_window_dict(window) -> dict:
+    # grace_ms is always written: null is the legacy builder's release default, not "no grace"
+    return {"size_ms": window.size_ms, "advance_ms": window.advance_ms, "grace_ms": window.grace_ms}
+
+
+def _aggregation_name(aggregation, field: str) -> str:
+    if not isinstance(aggregation, str):
+        raise UnsavableTopologyError(
+            f"the {field} is made of Python callables ({aggregation.name}); a scenario file can only name the "
+            "aggregations count, sum, string_adder, string_reduce and list (count(), aggregate('sum'), "
+            "reduce('string_reduce'), ...)")
+    return aggregation
+
+
+def _add_table_result_fields(obj: dict, spec) -> None:
+    if spec.merge_separator != "+":
+        obj["merge_separator"] = spec.merge_separator
+    if spec.send_old_values:
+        obj["send_old_values"] = True
+    _add_suppress(obj, spec)
+
+
+def _add_suppress(obj: dict, spec) -> None:
+    suppress = spec.suppress
+    if suppress is None:
+        return
+    out = {"until": suppress.until}
+    if suppress.time_limit_ms is not None:
+        out["time_limit_ms"] = suppress.time_limit_ms
+    if suppress.buffer != SuppressBufferSpec():
+        buffer = {}
+        for name in ("max_records", "max_bytes"):
+            if getattr(suppress.buffer, name) is not None:
+                buffer[name] = getattr(suppress.buffer, name)
+        buffer["when_full"] = suppress.buffer.when_full
+        out["buffer"] = buffer
+    obj["suppress"] = out
 
 
 def _table_dict(table: TableSpec) -> dict:
@@ -102,9 +172,12 @@ def _expected_dict(rec) -> dict:
         return {"topic": OUTPUT_TOPIC, **rec}
     if isinstance(rec, (tuple, list)) and len(rec) == 3:
         key, value, ts = rec
+        if isinstance(key, Windowed):
+            key = key.as_dict()
         return {"topic": OUTPUT_TOPIC, "key": key, "value": value, "ts": ts}
     if isinstance(rec, (OutputRecord, TestRecord)):
-        obj = {"topic": OUTPUT_TOPIC, "key": rec.key, "value": rec.value, "ts": rec.ts}
+        key = rec.key.as_dict() if isinstance(rec.key, Windowed) else rec.key
+        obj = {"topic": OUTPUT_TOPIC, "key": key, "value": rec.value, "ts": rec.ts}
         if rec.old_value is not NO_OLD_VALUE:
             obj["old_value"] = rec.old_value
         if rec.input_index >= 0:
@@ -117,6 +190,13 @@ def _expected_dict(rec) -> dict:
 
 def describe_spec(spec) -> str:
     """Python code that builds ``spec`` with :mod:`reference.api` (``b`` is a StreamsBuilder)."""
+    if isinstance(spec, (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)):
+        body = (f"b.stream('input').group_by_key().windowed_by({_aggregate_windows_code(spec)})"
+                f"{_emit_code(spec.emit)}.{_aggregation_code(spec.aggregation, spec.merge_separator, spec.retention_ms)}"
+                f"{_table_result_code(spec)}.to_stream().to('output')")
+        return "b = StreamsBuilder()\n" + body + "\ntopology = b.build()\n"
+    if isinstance(spec, WindowedTableJoinSpec):
+        return _windowed_table_join_code(spec)
     joiner = _joiner_code(spec)
     method = _STREAM_METHODS[spec.join]
     if isinstance(spec, StreamStreamJoinSpec):
@@ -125,10 +205,94 @@ def describe_spec(spec) -> str:
         joined = f", Joined.with_grace_period({spec.grace_ms})" if spec.grace_ms is not None else ""
         body = f"b.stream('left').{method}({_table_code('right', spec.table)}, {joiner}{joined}).to('output')"
     else:
-        old = ".enable_sending_old_values()" if spec.send_old_values else ""
         body = (f"{_table_code('left', spec.left_table)}.{method}({_table_code('right', spec.right_table)}, {joiner})"
-                f"{old}.to_stream().to('output')")
+                f"{_table_result_code(spec)}.to_stream().to('output')")
     return "b = StreamsBuilder()\n" + body + "\ntopology = b.build()\n"
+
+
+def _windowed_table_join_code(spec) -> str:
+    lines = ["b = StreamsBuilder()", f"windows = {_time_windows_code(spec.window)}"]
+    for side, aggregation in (("left", spec.left_aggregation), ("right", spec.right_aggregation)):
+        lines.append(f"{side} = b.stream('{side}').group_by_key().windowed_by(windows)."
+                     f"{_aggregation_code(aggregation, spec.merge_separator, None)}")
+    if spec.shift_ms:
+        lines.append(f"right = right.to_stream().map(KeyValueMapper.shift_window({spec.shift_ms})).to_table()")
+    lines.append(f"left.{_STREAM_METHODS[spec.join]}(right, {_joiner_code(spec)}){_table_result_code(spec)}"
+                 ".to_stream().to('output')")
+    lines.append("topology = b.build()")
+    return "\n".join(lines) + "\n"
+
+
+def _aggregate_windows_code(spec) -> str:
+    if isinstance(spec, SessionAggregateSpec):
+        if spec.grace_ms is None:
+            return f"SessionWindows.with_({spec.gap_ms})"
+        if spec.grace_ms == 0:
+            return f"SessionWindows.of_inactivity_gap_with_no_grace({spec.gap_ms})"
+        return f"SessionWindows.of_inactivity_gap_and_grace({spec.gap_ms}, {spec.grace_ms})"
+    if isinstance(spec, SlidingAggregateSpec):
+        if spec.grace_ms == 0:
+            return f"SlidingWindows.of_time_difference_with_no_grace({spec.time_difference_ms})"
+        return f"SlidingWindows.of_time_difference_and_grace({spec.time_difference_ms}, {spec.grace_ms})"
+    return _time_windows_code(spec.window)
+
+
+def _time_windows_code(window) -> str:
+    if window.grace_ms is None:
+        code = f"TimeWindows.of({window.size_ms})"
+    elif window.grace_ms == 0:
+        code = f"TimeWindows.of_size_with_no_grace({window.size_ms})"
+    else:
+        code = f"TimeWindows.of_size_and_grace({window.size_ms}, {window.grace_ms})"
+    if window.advance_ms != window.size_ms:
+        code += f".advance_by({window.advance_ms})"
+    return code
+
+
+def _emit_code(emit: str) -> str:
+    return ".emit_strategy(EmitStrategy.on_window_close())" if emit == "on_window_close" else ""
+
+
+def _aggregation_code(aggregation, merge_separator: str, retention_ms) -> str:
+    """``count()`` / ``aggregate('sum')`` / ``reduce('string_reduce')`` with their options."""
+    options = []
+    if merge_separator != "+":
+        options.append(f"merge_separator={merge_separator!r}")
+    if retention_ms is not None:
+        options.append(f"materialized=Materialized.with_retention({retention_ms})")
+    if not isinstance(aggregation, str):
+        method = "reduce" if aggregation.is_reduce else "aggregate"
+        return f"{method}(<callable aggregation {aggregation.name}>)"
+    if aggregation == "count" and merge_separator == "+":
+        return f"count({', '.join(options)})"
+    method = "reduce" if named_aggregation(aggregation).is_reduce else "aggregate"
+    return f"{method}({', '.join([repr(aggregation)] + options)})"
+
+
+def _table_result_code(spec) -> str:
+    """``.enable_sending_old_values()`` and ``.suppress(...)`` of a table result."""
+    code = ".enable_sending_old_values()" if spec.send_old_values else ""
+    suppress = spec.suppress
+    if suppress is None:
+        return code
+    buffer = _buffer_code(suppress.buffer)
+    if suppress.until == "window_close":
+        return code + f".suppress(Suppressed.until_window_closes({buffer}))"
+    return code + f".suppress(Suppressed.until_time_limit({suppress.time_limit_ms}, {buffer}))"
+
+
+def _buffer_code(buffer: SuppressBufferSpec) -> str:
+    if buffer.max_records is not None:
+        code, default_when_full = f"BufferConfig.max_records({buffer.max_records})", "emit_early"
+        if buffer.max_bytes is not None:
+            code += f".with_max_bytes({buffer.max_bytes})"
+    elif buffer.max_bytes is not None:
+        code, default_when_full = f"BufferConfig.max_bytes({buffer.max_bytes})", "emit_early"
+    else:
+        code, default_when_full = "BufferConfig.unbounded()", "shut_down"
+    if buffer.when_full != default_when_full:
+        code += ".shut_down_when_full()" if buffer.when_full == "shut_down" else ".emit_early_when_full()"
+    return code
 
 
 def _joiner_code(spec) -> str:

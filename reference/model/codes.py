@@ -75,6 +75,13 @@ class DropReason(_CodedEnum):
     #: without log or metric.
     NO_WINDOW = ("no_window", "TimeWindows#windowsFor returns no window: no log, no metric",
                  "negative timestamp: it belongs to no time window, nothing is aggregated")
+    #: Emit on window close (KIP-825): the close check of this record fetched a window the store
+    #: already hides (its start fell below the store's observed time - retention), so that window's
+    #: final result is never emitted. One per lost window, on the record whose close check lost it.
+    UNEMITTED_WINDOW = ("unemitted_window",
+                        "no log, no metric: the emit-final range fetch skips windows the window store has expired",
+                        "an emit-on-window-close window expired from its store before its close was checked: "
+                        "its final result is never emitted")
     #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")
@@ -116,5 +123,5 @@ class FailureCode(_CodedEnum):
     #: buffer) is over its limit after this record: Kafka stops the application.
     SUPPRESS_BUFFER_FULL = (
         "suppress_buffer_full", "StreamsException thrown by KTableSuppressProcessor (BufferFullStrategy.SHUT_DOWN)",
-        "StreamsException: the suppress buffer is full (max records or bytes) and its strategy is "
-        "shutDownWhenFull: Kafka would shut down here")
+        "StreamsException: the suppress buffer exceeded its max capacity (records or bytes) and its strategy is "
+        "shutDownWhenFull: Kafka would shut down here ('... buffer exceeded its max capacity')")

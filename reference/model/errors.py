@@ -40,17 +40,19 @@ class KafkaWouldFail(KssimError):
     kssim reports the failure, and at which input, instead of inventing an output. ``code`` is
     the :class:`reference.model.codes.FailureCode` (a closed set, the same for every engine);
     ``message`` is that code's message, which scenario files match with
-    ``expected_failure.message_contains``.
+    ``expected_failure.message_contains``; ``why`` is the engine's explanation with its numbers
+    (the reference's ``Why``; None when not asked for, or from engines that do not explain).
     """
 
-    def __init__(self, input_index, code):
+    def __init__(self, input_index, code, why=None):
         if not isinstance(code, FailureCode):
             raise TypeError(f"KafkaWouldFail takes a FailureCode, got {code!r}")
         self.input_index = input_index
         self.code = code
         self.message = code.message
+        self.why = why
         super().__init__(f"Kafka Streams would fail at input {input_index}: {code.message}")
 
     def __reduce__(self):
         # pickling (e.g. across processes) rebuilds from the arguments, not from str(self)
-        return (type(self), (self.input_index, self.code))
+        return (type(self), (self.input_index, self.code, self.why))

@@ -138,6 +138,37 @@ RULES = (
     # --- windowed aggregations: session windows (KIP-94) ----------------------------------------
     Rule("session_windows", "0.10.2", "KIP-94",
          "SessionWindows and session-windowed aggregations (merging sessions, the merger)"),
+    Rule("session_fetch_end_bounded", "0.11.0", "KAFKA-7652 (RocksDBSessionStore#findSessions, "
+         "SessionKeySchema#upperRange)", until="2.1.1",
+         doc="the RocksDB session store looks a key's sessions up through the multi-key range, whose upper "
+             "bound key + latestStart + latestStart hides sessions ending after ts + gap: a record reaching "
+             "into such a session does not merge with it (0.10.2 and 2.1.1+: every session ending at or after "
+             "ts - gap that starts by ts + gap)"),
+    Rule("zero_cache_strips_caching_layer", "2.1", "KAFKA-6998 (InternalTopologyBuilder#rewriteTopology)",
+         "with the record cache at 0 bytes (the scenario contract's caches off) stores are built without their "
+         "caching layer, so a session aggregation forwards its results itself (before: the layer stays, and every "
+         "write is evicted at once and forwarded by the cache's flush listener: at the session's end, only when "
+         "the write or the stored session it replaces is non-null, the old value read from the store)"),
+    Rule("session_cache_finds_previous", "0.11.0", "KAFKA-5172 (CachingSessionStore#fetchPrevious)",
+         "the session caching layer finds the stored session a flushed write replaces (0.10.2: it looks the "
+         "whole session key up as a record key and never finds one, so merged-away sessions forward no tombstone)"),
+    Rule("session_own_stream_time", "2.2", "KAFKA-7895 (KStreamSessionWindowAggregate)",
+         "a session aggregation's close time follows its own stream time, the largest ts of the non-null-key "
+         "records it processed (2.1: the task's stream time, which every record of the task advances)"),
+    Rule("session_late_before_close", "2.2.1", "KAFKA-8289 (KStreamSessionWindowAggregate)",
+         "a record is late when its merged session ends before the close time (2.1-2.2.0: when it ends at or "
+         "before it)"),
+    Rule("session_output_ts_window_end", "2.3", "KAFKA-6455 (SessionTupleForwarder)",
+         "session results and the tombstones of merged-away sessions carry the session's end as timestamp "
+         "(2.1-2.2: the triggering record's ts; before 2.1 the zero-byte caching layer forwards at the session's "
+         "end too, see zero_cache_strips_caching_layer)"),
+    Rule("session_retention_gap_plus_grace", "3.0", "KAFKA-7106 (SessionWindowedKStreamImpl)",
+         "a session store keeps gap + grace by default (before: SessionWindows#maintainMs = max(1 day, gap), "
+         "and a gap + grace that does not fit it is rejected unless Materialized#withRetention)"),
+    Rule("session_emit_final_iterator_leak", "3.3", "HOTFIX PR #14624 (KStreamSessionWindowAggregate#fetchAndEmit)",
+         until="3.5.2", also=(("3.6.0", "3.6.1"),),
+         doc="emit-on-window-close never closes its range iterator: an in-memory session store expires nothing "
+             "at or after the position of the oldest such iterator (RocksDB stores are unaffected)"),
     Rule("session_close_includes_gap", "3.0", "KAFKA-12718",
          "a session is closed (late records against it dropped) at streamTime - grace - gap "
          "(before: streamTime - grace)"),
@@ -152,9 +183,47 @@ RULES = (
     Rule("legacy_window_builders_removed", "4.0", "KAFKA-16332",
          "TimeWindows.of, SessionWindows.with, their #grace and SlidingWindows.withTimeDifferenceAndGrace "
          "are gone, and with them the default grace of max(24h - size, 0)"),
+    Rule("windowed_agg_own_stream_time", "2.2", "KAFKA-7895 (KStreamWindowAggregate)",
+         "a time-windowed aggregation closes windows by its own stream time, the largest ts of the non-null-key "
+         "records it aggregated (2.1: the task's stream time, which every record of the task advances)"),
+    Rule("time_window_output_ts_max", "2.3", "KAFKA-6455 (KStreamWindowAggregate, timestamped window store)",
+         "a time or sliding window's result carries the largest record ts in the window, kept in the store "
+         "(before: the triggering record's ts)"),
+    Rule("in_memory_window_stores", "2.3", "KAFKA-4730, KAFKA-8029 (InMemoryWindowStore, InMemorySessionStore)",
+         "Stores.inMemoryWindowStore / inMemorySessionStore exist, so a windowed aggregation can keep its windows "
+         "in memory"),
+    Rule("kstream_to_table", "2.5", "KIP-523",
+         "KStream#toTable exists (a windowed_table_join with shift_ms needs it)"),
+    Rule("time_window_retention_size_plus_grace", "3.0", "KAFKA-7106 (TimeWindowedKStreamImpl)",
+         "a time-windowed aggregation's store keeps size + grace by default (before: Windows#maintainMs = "
+         "max(1 day, size), and a grace that does not fit it is rejected unless Materialized#withRetention)"),
+    Rule("sliding_window_close_inclusive", "3.3", "KAFKA-13739 (KStreamSlidingWindowAggregate)",
+         "a sliding window whose end equals the close time is still updated (before: only end > close time, "
+         "so SlidingWindows without grace skipped the record's own left window)"),
+    Rule("time_windows_for_fixed", "0.10.1", "KAFKA-3784 (TimeWindows#windowsFor)",
+         "a record belongs to the windows that contain it (0.10.0: the first window started at max(0, ts - "
+         "ts % advance - (size - 1) / advance * advance), one window too early when the size is no multiple of "
+         "the advance)"),
+    Rule("time_windows_in_start_order", "2.0", "KAFKA-6560, KAFKA-6486 (KStreamWindowAggregate, TimeWindows)",
+         "a record's time windows are updated and forwarded in ascending start order (before: the windows the "
+         "store already had, by start, then the new ones in java.util.HashMap order of their starts)"),
     # --- suppress (KIP-328) --------------------------------------------------------------------
     Rule("suppress_operator", "2.1", "KIP-328",
          "KTable#suppress: untilWindowCloses and untilTimeLimit, with a bounded or unbounded buffer"),
+    Rule("suppress_observed_stream_time", "2.2", "KAFKA-7895 (KTableSuppressProcessor)",
+         "the suppress buffer's stream time is the largest timestamp of the records that reached the "
+         "suppress processor (before: the task's stream time, which every input record advances, "
+         "dropped ones included)"),
+    Rule("suppress_session_close_includes_gap", "2.2.1", "KAFKA-8289 (GraphGraceSearchUtil)",
+         "untilWindowCloses after a session-windowed aggregation waits gap + grace after the session's "
+         "end (before: grace only)"),
+    Rule("suppress_enables_old_values", "2.3", "KAFKA-8199 (KTableSuppressProcessorSupplier)",
+         "suppress makes its parent table send old values and its buffer keeps each key's prior value "
+         "(before: a suppressed table could not feed a downstream that needs old values; ClassCastException "
+         "when the topology is built)"),
+    Rule("suppress_buffer_compact_values", "2.4", "KAFKA-8452 (BufferValue)",
+         "the buffer's size estimate counts the prior, old and new value bytes once each, a prior equal to "
+         "the old value once (before: the serialized Change with two 4-byte length prefixes)"),
     # --- processing order (timestamp synchronisation across partitions) -----------------------
     Rule("partition_choice_max_head", "2.1", "KIP-353", until="2.4",
          doc="a task picks the partition with the smallest monotone max of head timestamps"),
@@ -209,6 +278,94 @@ def legacy_window_grace(size_ms: int) -> int:
     size()`` with the default 1-day ``maintainMs``; 3.0-3.9: ``max(24h - size, 0)``; 4.0: no such
     builder, ``legacy_window_builders_removed``)."""
     return max(DEFAULT_WINDOW_RETENTION_MS - size_ms, 0)
+
+
+@attrs.frozen
+class TimeWindowSettings:
+    """What a ``TimeWindows`` gives a time-windowed aggregation in a release.
+
+    ``grace_ms``: the grace in force, None before 2.1 (no grace: the processor never drops a late
+    record, only the store's retention forgets windows); ``retention_ms``: the window store's
+    retention; ``default_grace``: the grace is the legacy builder's default, not the user's;
+    ``maintain_ms``: the retention came from ``Windows#maintainMs`` (before 3.0, no
+    ``Materialized#withRetention``)."""
+
+    grace_ms: Optional[int]
+    retention_ms: int
+    default_grace: bool
+    maintain_ms: bool
+
+
+def time_window_settings(profile: "Profile", size_ms: int, grace_ms: Optional[int],
+                         retention_ms: Optional[int]) -> TimeWindowSettings:
+    """Grace and store retention of a time-windowed aggregation [windowed_grace, KIP-328;
+    time_window_retention_size_plus_grace, KAFKA-7106]. Before 2.1 there is no grace and the store
+    keeps ``maintainMs = max(1 day, size)``; 2.1-2.8 a missing grace is ``maintainMs - size`` and the
+    store keeps ``maintainMs`` unless ``Materialized#withRetention`` says otherwise (a grace that does
+    not fit is rejected by ``reference.model.topology.check_topology``); since 3.0 the store keeps
+    ``size + grace`` by default."""
+    maintain = max(DEFAULT_WINDOW_RETENTION_MS, size_ms)
+    if not profile.windowed_grace:
+        return TimeWindowSettings(None, maintain, True, True)
+    grace = legacy_window_grace(size_ms) if grace_ms is None else grace_ms
+    if retention_ms is not None:
+        return TimeWindowSettings(grace, retention_ms, grace_ms is None, False)
+    if profile.time_window_retention_size_plus_grace:
+        return TimeWindowSettings(grace, size_ms + grace, grace_ms is None, False)
+    return TimeWindowSettings(grace, maintain, grace_ms is None, True)
+
+
+def sliding_window_retention(time_difference_ms: int, grace_ms: int, retention_ms: Optional[int]) -> int:
+    """A sliding-windowed aggregation's store retention [sliding_windows, KIP-450]:
+    ``Materialized#withRetention`` or ``2 * time difference + grace`` (the oldest window a record can
+    still need as its left window's seed starts at ``ts - 2 * time difference``)."""
+    return retention_ms if retention_ms is not None else 2 * time_difference_ms + grace_ms
+
+
+@attrs.frozen
+class SessionWindowSettings:
+    """What ``SessionWindows`` (and ``Materialized``) give a session aggregation in a release.
+
+    ``grace_ms``: the grace in force, None before 2.1 (no grace: the processor drops no record as
+    late, only the store's retention forgets sessions); ``close_offset_ms``: how far the close time
+    trails the stream time (grace, plus the gap since 3.0), None before 2.1; ``retention_ms``: the
+    session store's retention; ``default_grace``: the grace is the legacy ``with(gap)`` builder's;
+    ``maintain_ms``: the retention is ``SessionWindows#maintainMs`` (before 3.0, no
+    ``Materialized#withRetention``)."""
+
+    gap_ms: int
+    grace_ms: Optional[int]
+    close_offset_ms: Optional[int]
+    retention_ms: int
+    default_grace: bool
+    maintain_ms: bool
+
+    @property
+    def minimum_retention_ms(self) -> int:
+        """``gap + grace``: the smallest retention the DSL accepts (``gap`` before 2.1, ``until()``'s bound)."""
+        return self.gap_ms + (self.grace_ms or 0)
+
+
+def session_window_settings(profile: "Profile", gap_ms: int, grace_ms: Optional[int],
+                            retention_ms: Optional[int]) -> SessionWindowSettings:
+    """Grace, close offset and store retention of a session aggregation [windowed_grace, KIP-328;
+    session_close_includes_gap, KAFKA-12718; session_retention_gap_plus_grace, KAFKA-7106].
+
+    Before 2.1: no grace, the store keeps ``maintainMs = max(1 day, gap)``. 2.1-2.8: a missing grace
+    is ``maintainMs - gap``; the store keeps ``maintainMs`` unless ``Materialized#withRetention`` says
+    otherwise (``SessionWindowedKStreamImpl#materialize`` rejects a gap + grace above it: see
+    ``reference.model.topology.check_topology``). Since 3.0 the store keeps ``gap + grace`` by default.
+    ``SessionWindows.with(gap)``'s grace is :func:`legacy_window_grace` in every release that has it."""
+    maintain = max(DEFAULT_WINDOW_RETENTION_MS, gap_ms)
+    if not profile.windowed_grace:
+        return SessionWindowSettings(gap_ms, None, None, maintain, True, True)
+    grace = legacy_window_grace(gap_ms) if grace_ms is None else grace_ms
+    close_offset = grace + gap_ms if profile.session_close_includes_gap else grace
+    if retention_ms is not None:
+        return SessionWindowSettings(gap_ms, grace, close_offset, retention_ms, grace_ms is None, False)
+    if profile.session_retention_gap_plus_grace:
+        return SessionWindowSettings(gap_ms, grace, close_offset, gap_ms + grace, grace_ms is None, False)
+    return SessionWindowSettings(gap_ms, grace, close_offset, maintain, grace_ms is None, True)
 
 
 def parse_release(text) -> Version:

@@ -14,7 +14,8 @@ import attrs
 
 from reference.model.aggregations import AGGREGATION_NAMES
 from reference.model.errors import TopologyError
-from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS, Profile
+from reference.model.profiles import (DEFAULT_WINDOW_RETENTION_MS, Profile, session_window_settings,
+                                      time_window_settings)
 
 JOIN_TYPES_STREAM_STREAM = ("inner", "left", "outer")
 JOIN_TYPES_STREAM_TABLE = ("inner", "left")
@@ -218,7 +219,7 @@ class SuppressSpec:
 class TimeWindowSpec:
     """``TimeWindows``: windows ``[start, start + size_ms)`` every ``advance_ms`` (tumbling when
     equal). ``grace_ms`` None: the legacy ``TimeWindows.of`` builder and the release's default
-    grace (:func:`reference.model.profiles.time_window_grace`)."""
+    grace (:func:`reference.model.profiles.time_window_settings`)."""
 
     size_ms: int
     advance_ms: int
@@ -574,12 +575,16 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
             # SessionWindows.ofInactivityGap*: "Gap time cannot be zero or negative."
             raise TopologyError("topology.gap_ms", f"the inactivity gap must be above 0 ms, got {spec.gap_ms}")
         _check_grace(spec.grace_ms, "topology.grace_ms", profile, "SessionWindows.with(gap)")
-        _check_windowed_aggregate(spec, profile, minimum_retention=spec.gap_ms + (spec.grace_ms or 0),
+        session = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
+        _check_windowed_aggregate(spec, profile, minimum_retention=session.minimum_retention_ms,
                                   retention_rule="gap_ms + grace_ms")
+        _check_session_fits_maintain(spec, session)
     elif isinstance(spec, WindowAggregateSpec):
         _check_time_window(spec.window, "topology", profile)
-        _check_windowed_aggregate(spec, profile, minimum_retention=spec.window.size_ms + (spec.window.grace_ms or 0),
+        settings = time_window_settings(profile, spec.window.size_ms, spec.window.grace_ms, spec.retention_ms)
+        _check_windowed_aggregate(spec, profile, minimum_retention=spec.window.size_ms + (settings.grace_ms or 0),
                                   retention_rule="size_ms + grace_ms")
+        _check_time_window_fits_maintain(spec.window, settings, "topology.grace_ms")
     elif isinstance(spec, SlidingAggregateSpec):
         if not profile.sliding_windows:
             raise TopologyError("topology.operator", "sliding windows (KIP-450) do not exist before Kafka 2.7 "
@@ -597,6 +602,15 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
                                   retention_rule="2 * time_difference_ms + grace_ms")
     elif isinstance(spec, WindowedTableJoinSpec):
         _check_time_window(spec.window, "topology.window", profile)
+        _check_time_window_fits_maintain(spec.window, time_window_settings(profile, spec.window.size_ms,
+                                                                           spec.window.grace_ms, None),
+                                         "topology.window.grace_ms")
+        _check_window_shift(spec, profile)
+    if store == "in_memory" and isinstance(spec, WINDOWED_AGGREGATE_SPECS + (WindowedTableJoinSpec,)) \
+            and not profile.in_memory_window_stores:
+        raise TopologyError("config.store", "in-memory window and session stores (Stores.inMemoryWindowStore, "
+                            "KAFKA-4730; inMemorySessionStore, KAFKA-8029) do not exist before Kafka 2.3 "
+                            f"(modelled release {profile.release})")
     if getattr(spec, "suppress", None) is not None:
         _check_suppress(spec, profile)
 
@@ -627,6 +641,45 @@ def _check_time_window(window: TimeWindowSpec, where: str, profile: Profile) -> 
     _check_grace(window.grace_ms, f"{where}.grace_ms", profile, "TimeWindows.of(size)")
 
 
+def _check_time_window_fits_maintain(window: TimeWindowSpec, settings, field: str) -> None:
+    """2.1-2.8 without ``Materialized#withRetention``: the store keeps ``Windows#maintainMs``
+    (``max(1 day, size)``), and TimeWindowedKStreamImpl rejects a window whose size + grace
+    exceeds it (KAFKA-7106 made the default retention size + grace in 3.0)."""
+    if settings.maintain_ms and settings.grace_ms is not None and window.grace_ms is not None \
+            and window.size_ms + window.grace_ms > settings.retention_ms:
+        raise TopologyError(field, f"size {window.size_ms} + grace {window.grace_ms} ms exceeds the window store's "
+                            f"retention Windows#maintainMs = max(1 day, size) = {settings.retention_ms} ms; Kafka "
+                            "rejects this topology before 3.0 unless retention_ms (Materialized#withRetention) "
+                            "covers it")
+
+
+def _check_session_fits_maintain(spec: "SessionAggregateSpec", session) -> None:
+    """2.1-2.8 without ``Materialized#withRetention``: the session store keeps
+    ``SessionWindows#maintainMs`` (``max(1 day, gap)``), and ``SessionWindowedKStreamImpl#materialize``
+    rejects a gap + grace above it (KAFKA-7106 made the default retention gap + grace in 3.0)."""
+    if session.maintain_ms and session.grace_ms is not None and spec.grace_ms is not None \
+            and spec.gap_ms + spec.grace_ms > session.retention_ms:
+        raise TopologyError("topology.grace_ms", f"gap {spec.gap_ms} + grace {spec.grace_ms} ms exceeds the session "
+                            f"store's retention SessionWindows#maintainMs = max(1 day, gap) = {session.retention_ms} "
+                            "ms; Kafka rejects this topology before 3.0 unless retention_ms "
+                            "(Materialized#withRetention) covers it")
+
+
+def _check_window_shift(spec: "WindowedTableJoinSpec", profile: Profile) -> None:
+    if spec.shift_ms == 0:
+        return
+    if not profile.kstream_to_table:
+        # the shifted right table is built with KStream#toTable (KIP-523)
+        raise TopologyError("topology.shift_ms", "a shifted windowed-table join turns the shifted right stream "
+                            "back into a table with KStream#toTable (KIP-523), which does not exist before Kafka 2.5 "
+                            f"(modelled release {profile.release})")
+    if spec.shift_ms < 0:
+        # new TimeWindow(start + shift, ...) throws for a negative start: the first windows would kill the app
+        raise TopologyError("topology.shift_ms", f"shift_ms must not be negative, got {spec.shift_ms}: the shifted "
+                            "window of a right window starting before -shift_ms would have a negative start, which "
+                            "TimeWindow rejects (the mapper throws and the application dies)")
+
+
 def _check_windowed_aggregate(spec, profile: Profile, minimum_retention: int, retention_rule: str) -> None:
     if spec.emit == "on_window_close" and not profile.emit_on_window_close:
         raise TopologyError("topology.emit", "EmitStrategy.onWindowClose (KIP-825) does not exist before Kafka 3.3 "
@@ -643,6 +696,9 @@ def _check_windowed_aggregate(spec, profile: Profile, minimum_retention: int, re
 
 
 def _check_suppress(spec, profile: Profile) -> None:
+    """What ``KTableImpl#suppress`` and the ``Suppressed`` API reject. Kafka checks no number: a
+    negative time limit or buffer bound is accepted (a negative limit evicts at once, a negative
+    bound is always exceeded), so kssim accepts them too."""
     suppress = spec.suppress
     if not profile.suppress_operator:
         raise TopologyError("topology.suppress", "KTable#suppress (KIP-328) does not exist before Kafka 2.1 "
@@ -657,13 +713,17 @@ def _check_suppress(spec, profile: Profile) -> None:
             # untilWindowCloses takes a StrictBufferConfig: emitEarlyWhenFull would emit non-final results
             raise TopologyError("topology.suppress.buffer.when_full", "untilWindowCloses takes a strict buffer "
                                 "(unbounded or shutDownWhenFull); emitEarlyWhenFull would emit non-final results")
-    elif suppress.time_limit_ms < 0:
-        raise TopologyError("topology.suppress.time_limit_ms",
-                            f"the time limit must not be negative, got {suppress.time_limit_ms}")
-    for name in ("max_records", "max_bytes"):
-        bound = getattr(suppress.buffer, name)
-        if bound is not None and bound < 0:
-            raise TopologyError(f"topology.suppress.buffer.{name}", f"must not be negative, got {bound}")
+    if spec.send_old_values and not profile.suppress_enables_old_values:
+        # 2.1-2.2: the suppressed KTable's processor supplier is no KTableProcessorSupplier, and
+        # KTableImpl#enableSendingOldValues casts it (KAFKA-8199 added KTableSuppressProcessorSupplier)
+        raise TopologyError("topology.send_old_values", "before Kafka 2.3 (KAFKA-8199) a suppressed KTable cannot "
+                            "feed a downstream that needs old values (ClassCastException when the topology is "
+                            f"built; modelled release {profile.release})")
+    if spec.operator == "fk_join" and profile.suppress_enables_old_values and not profile.fk_result_old_values:
+        # suppress asks its parent for old values (KAFKA-8199); 2.4.0's FK join result cannot send them
+        raise TopologyError("topology.suppress", "in Kafka 2.4.0 an FK join's result cannot be suppressed: suppress "
+                            "asks it for old values, and the result store that needs is never added to the "
+                            "topology (KAFKA-9500, fixed in 2.4.1)")
 
 
 def _check_table(table: TableSpec, field: str, profile: Profile) -> None:

@@ -84,10 +84,11 @@ class TaskContext:
         if self.collect_drops:
             self.drops.append(Drop(self.input_index, reason, why))
 
-    def fail(self, code: FailureCode):
+    def fail(self, code: FailureCode, why: Optional[Why] = None):
         """Real Kafka Streams dies here (an exception escapes a processor): raises
-        :class:`~reference.model.errors.KafkaWouldFail` with ``code`` for the current input."""
-        raise KafkaWouldFail(self.input_index, code)
+        :class:`~reference.model.errors.KafkaWouldFail` with ``code`` for the current input;
+        ``why`` (when explanations were asked for) says why, with the numbers."""
+        raise KafkaWouldFail(self.input_index, code, why)
 
 
 class Engine:

@@ -25,6 +25,10 @@ _MODULES = {
     "table_table_join": "reference.joins.table_table",
     "fk_join": "reference.foreign_key.join",
     "global_table_join": "reference.joins.global_table",
+    "session_aggregate": "reference.windows.session",
+    "window_aggregate": "reference.windows.time_window",
+    "sliding_aggregate": "reference.windows.sliding",
+    "windowed_table_join": "reference.windows.windowed_table_join",
 }
 
 
@@ -34,8 +38,12 @@ def supported_operators():
 
 
 def builder_for(operator: str):
-    """The ``build`` function of ``operator``'s module; UnsupportedOperator if none is registered."""
+    """The ``build`` function of ``operator``'s module; UnsupportedOperator if none is registered.
+    A spec with ``suppress`` (``KTable#suppress``) gets the operator's task processor followed by
+    a suppress processor in the same task (:func:`reference.suppress.suppressed`)."""
     module = _MODULES.get(operator)
     if module is None:
         raise UnsupportedOperator(f"the reference engine does not implement operator {operator!r} yet")
-    return importlib.import_module(module).build
+    from reference.suppress import suppressed
+
+    return suppressed(importlib.import_module(module).build)

@@ -36,8 +36,11 @@ from reference.model.topology import ForeignKeyJoinSpec, StreamTableJoinSpec, Ta
 
 from spark_backend.foreign_key import settings as fk_settings
 from spark_backend.joins import global_table_settings, stream_stream_settings
+from spark_backend.windows import session_settings, sliding_settings, window_settings
+from spark_backend.suppress import settings as suppress_settings
 
-SIDES = {"left": 0, "right": 1}
+#: an aggregation reads one topic, ``input``: side 0, as a join's ``left``
+SIDES = {"left": 0, "right": 1, "input": 0}
 TOPICS = ("left", "right")
 
 RECORD_COLUMNS = ("sid", "idx", "side", "task", "off", "ts", "key", "value")
@@ -51,11 +54,15 @@ CONFIG_DDL = (
     "null_key_outer_emit BOOLEAN, "
     "grace BIGINT, lver BOOLEAN, lret BIGINT, rver BOOLEAN, rret BIGINT, send_old BOOLEAN, "
     "joiner STRING, sep STRING, " + stream_stream_settings.CONFIG_DDL + ", " + fk_settings.CONFIG_DDL
-    + ", " + global_table_settings.CONFIG_DDL
+    + ", " + global_table_settings.CONFIG_DDL + ", " + window_settings.CONFIG_DDL
+    + ", " + session_settings.CONFIG_DDL + ", " + sliding_settings.CONFIG_DDL
+    + ", " + suppress_settings.CONFIG_DDL
 )
 CONFIG_COLUMNS = tuple(part.split()[0] for part in CONFIG_DDL.split(", "))
 
 IMPLEMENTED = ("stream_table_join", "table_table_join", "stream_stream_join", "fk_join", "global_table_join")
+IMPLEMENTED += ("window_aggregate", "windowed_table_join")
+IMPLEMENTED += ("session_aggregate", "sliding_aggregate")
 
 
 @attrs.frozen
@@ -72,6 +79,9 @@ class Features:
     operators: frozenset = frozenset(IMPLEMENTED)
     stream_stream: stream_stream_settings.Features = stream_stream_settings.Features()
     foreign_key: fk_settings.Features = fk_settings.Features()
+    windows: window_settings.Features = window_settings.Features()
+    session: session_settings.Features = session_settings.Features()
+    suppress: suppress_settings.Features = suppress_settings.Features()
     #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
     #: literals, so Spark's optimizer folds the rules away and prunes the windows nobody reads
     constants: tuple = ()
@@ -98,6 +108,9 @@ class Features:
         return cls(operators=frozenset(r["op"] for r in rows), constants=constants,
                    stream_stream=stream_stream_settings.Features.of(rows),
                    foreign_key=fk_settings.Features.of(rows),
+                   windows=window_settings.Features.of(rows),
+                   session=session_settings.Features.of(rows),
+                   suppress=suppress_settings.Features.of(rows),
                    ts_sync=any(r["ts_sync"] for r in rows),
                    versioned=any(r["lver"] or r["rver"] for r in rows),
                    grace=any(r["grace"] is not None for r in rows),
@@ -123,7 +136,7 @@ def config_row(sid: int, scenario) -> dict:
     """The settings of one scenario as a ``configs`` row (release rules read by name)."""
     spec, profile, config = scenario.topology, scenario.profile, scenario.config
     row = {
-        "sid": sid, "op": spec.operator, "join": spec.join,
+        "sid": sid, "op": spec.operator, "join": getattr(spec, "join", None),
         "ts_sync": config.order == "timestamp_sync",
         # PartitionGroup's priority key (processing_order.py)
         "partition_choice_max_head": profile.partition_choice_max_head,
@@ -133,9 +146,10 @@ def config_row(sid: int, scenario) -> dict:
         "ktable_emit_on_change": profile.ktable_emit_on_change,
         "null_key_outer_emit": profile.null_key_outer_emit,
         "grace": None, "lver": False, "lret": None, "rver": False, "rret": None,
-        "send_old": False,
-        "joiner": spec.joiner if isinstance(spec.joiner, str) else None,
-        "sep": spec.joiner_separator,
+        "send_old": bool(getattr(spec, "send_old_values", False)),
+        # aggregations have no joiner: their result value is the first argument as it is (outputs.py)
+        "joiner": getattr(spec, "joiner", None) if isinstance(getattr(spec, "joiner", None), str) else None,
+        "sep": getattr(spec, "joiner_separator", None),
     }
     if isinstance(spec, StreamTableJoinSpec):
         row["grace"] = spec.grace_ms
@@ -147,6 +161,10 @@ def config_row(sid: int, scenario) -> dict:
     row.update(stream_stream_settings.config_fields(scenario))
     row.update(fk_settings.config_fields(scenario))
     row.update(global_table_settings.config_fields(scenario))
+    row.update(window_settings.config_fields(scenario))
+    row.update(session_settings.config_fields(scenario))
+    row.update(sliding_settings.config_fields(scenario))
+    row.update(suppress_settings.config_fields(scenario))
     return row
 
 

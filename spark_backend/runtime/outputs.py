@@ -67,6 +67,8 @@ class JoinedValues:
     def value(self, name, separator, is_null, left, right):
         if is_null:
             return None
+        if name is None:  # an aggregation: no joiner, the left argument is the value
+            return _load(left)
         return self.joiner(name, separator)(_load(left), _load(right))
 
     def old_value(self, name, separator, kind, left, right):
@@ -74,12 +76,15 @@ class JoinedValues:
             return NO_OLD_VALUE
         if kind == OLD_NULL:
             return None
+        if name is None:
+            return _load(left)
         return self.joiner(name, separator)(_load(left), _load(right))
 
 
 def to_output_records(rows, joiner_of) -> list:
     """Collected result rows (in output order) -> OutputRecords; ``joiner_of(sid)`` gives the
-    scenario's ``(joiner, separator)`` (a name, or a user callable from the Python API)."""
+    scenario's ``(joiner, separator)`` (a name, or a user callable from the Python API; None for
+    an aggregation, whose value is ``n_l`` as it is)."""
     values = JoinedValues()
     out = []
     for r in rows:
@@ -125,7 +130,9 @@ def _native_joined(joiner, sep, left, right):
     pair = F.concat(F.lit("["), F.coalesce(left, F.lit("null")), F.lit(","), F.coalesce(right, F.lit("null")), F.lit("]"))
     concat = F.concat(F.lit('"'), printed(left), sep, printed(right), F.lit('"'))
     ok = simple(left) & simple(right) & ((joiner == "pair") | ((joiner == "concat") & sep.rlike(_PLAIN_SEPARATOR)))
-    return F.coalesce(ok, F.lit(False)), F.when(joiner == "pair", pair).otherwise(concat)
+    # an aggregation has no joiner: its value is the left argument's JSON text as it is
+    return (F.when(joiner.isNull(), F.lit(True)).otherwise(F.coalesce(ok, F.lit(False))),
+            F.when(joiner.isNull(), left).when(joiner == "pair", pair).otherwise(concat))
 
 
 def _python_joined(new_wanted, old_wanted, joiner, sep, n_l, n_r, o_l, o_r):

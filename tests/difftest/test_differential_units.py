@@ -196,3 +196,63 @@ def test_a_release_pair_gives_one_shrunk_case_per_changed_rule_each_explained_by
     # between engines at one release the first divergence is the finding
     assert difftest_operator("table_table_join", parse_engine("reference@3.9"), parse_engine("reference@3.9"),
                              20, seed=0).findings == ()
+
+
+def _fake_engine(behaviour):
+    """A run_batch stand-in: ``ignores`` suppress, ``rejects`` it, or ``holds`` the probe's result back."""
+    def run(config, docs, explain=False):
+        out = []
+        for doc in docs:
+            suppressed = "suppress" in doc["topology"]
+            if suppressed and behaviour == "rejects":
+                out.append(CaseResult(error="the engine does not implement suppress"))
+            elif suppressed and behaviour == "holds":
+                out.append(CaseResult())
+            else:
+                out.append(CaseResult(outputs=(rec("k", 1, 0, 0),)))
+        return out
+    return run
+
+
+@pytest.mark.parametrize("behaviour, supported", [("ignores", False), ("rejects", False), ("holds", True)])
+def test_suppress_support_is_asked_of_the_engine(monkeypatch, behaviour, supported):
+    import differential_tests.engines as engines
+
+    monkeypatch.setattr(engines, "run_batch", _fake_engine(behaviour))
+    monkeypatch.setattr(engines, "_SUPPORTS_SUPPRESS", {})
+    for operator in ("window_aggregate", "session_aggregate", "sliding_aggregate", "windowed_table_join",
+                     "table_table_join", "fk_join"):
+        assert engines.supports_suppress(parse_engine("spark@3.9"), operator) is supported
+    assert engines.supports_suppress(parse_engine("spark@2.0"), "window_aggregate") is False  # no suppress before 2.1
+    assert engines.supports_suppress(parse_engine("spark@3.9"), "stream_table_join") is False  # a KStream result
+
+
+@pytest.mark.parametrize("operator", ["window_aggregate", "session_aggregate", "sliding_aggregate",
+                                      "windowed_table_join", "table_table_join", "fk_join"])
+def test_suppress_probes_are_valid_scenarios_in_every_suppress_release(operator):
+    from differential_tests.engines import suppress_probe
+
+    for release in ("2.7", "3.9", "4.3"):
+        for suppressed in (False, True):
+            scenario = scenario_from_dict({**suppress_probe(operator, suppressed), "semantics": release})
+            assert (scenario.topology.suppress is not None) is suppressed
+
+
+def test_cases_an_engine_refuses_are_counted_not_compared(monkeypatch):
+    import differential_tests.runner as runner
+
+    def refusing(config, docs, explain=False):
+        if config.engine == "spark":
+            return [CaseResult(error="the Spark backend does not implement operator 'window_aggregate' yet")] * len(docs)
+        return [CaseResult(outputs=(rec("k", 1, 0, 0),))] * len(docs)
+
+    monkeypatch.setattr(runner, "run_batch", refusing)
+    monkeypatch.setattr(runner, "supports_suppress", lambda config, operator: False)
+    run = runner.difftest_operator("window_aggregate", parse_engine("reference"), parse_engine("spark"), 20, seed=0)
+    assert (run.cases, run.compared, run.finding) == (20, 0, None)
+    assert run.rejected_because.startswith("spark@4.3: the Spark backend does not implement")
+
+
+def test_an_operator_a_release_lacks_is_an_error_not_an_empty_run():
+    with pytest.raises(KssimError, match="fk_join does not exist in Kafka 2.3"):
+        draw_cases("fk_join", (profile_for("2.3"), profile_for("2.4")), 10, seed=0)

@@ -36,7 +36,8 @@ ALLOWED = {
 }
 
 #: what ``reference.model`` never imports (outside the functions of the engine table)
-MODEL_FORBIDDEN = ("reference.runtime", "reference.stores", "reference.joins", "reference.api", "spark_backend")
+MODEL_FORBIDDEN = ("reference.runtime", "reference.stores", "reference.joins", "reference.suppress", "reference.api",
+                   "spark_backend")
 MODEL = os.path.join("reference", "model")
 ENGINE_TABLE = os.path.join("reference", "model", "engines.py")
 

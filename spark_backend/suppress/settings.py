@@ -1,0 +1,137 @@
+"""Per-scenario settings of ``KTable#suppress``, as ``configs`` columns (driver side, no Spark).
+
+``config_fields(scenario)`` turns a scenario's ``suppress`` into plain columns through the shared
+model's :func:`reference.model.suppression.suppression_plan` (``SuppressedInternal`` as
+``KTableImpl#buildSuppress`` builds it: buffer time, wait, tombstones, buffer bounds; the close
+delay of untilWindowCloses as ``GraphGraceSearchUtil`` finds it, gap + grace for sessions from
+2.2.1 [``suppress_session_close_includes_gap``]). Every column is prefixed ``sup_``, except the
+release rules the Spark code reads by column, named as the rule. Scenarios without suppress get
+nulls (``sup`` false). ``CONFIG_DDL`` is appended to ``spark_backend.runtime.inputs.CONFIG_DDL``.
+
+Two ways to compute a suppression (``sup_sequential``):
+
+- set-based (``time_eviction``, ``episodes``): an unbounded buffer (no ``max_records`` nor
+  ``max_bytes``: ``Long.MAX_VALUE``, never exceeded) with a wait in ``[0, Long.MAX_VALUE]``, so
+  the expiry time (stream time - wait) never overflows and never decreases;
+- a per-task sequential pass (``bounded``): a bounded buffer (its capacity check depends on every
+  key buffered at the time), or a negative wait (Kafka checks no number: stream time - wait may
+  wrap around as a Java ``long``).
+
+Besides the columns, a config row carries (as keys that are no column) what the sequential pass
+needs on the executors: the plan itself, the topic name of each input side (the record context's
+topic, part of the byte-size estimate) and the scenario's joiner (a name or a Python API callable),
+read by :meth:`Features.of`.
+"""
+from __future__ import annotations
+
+import attrs
+
+from reference.model.suppression import JAVA_LONG_MAX, suppression_plan
+from spark_backend.runtime.config_columns import config_columns
+
+#: name, Spark type, and what the column means (a release rule's column is named as the rule)
+_COLUMNS = (
+    ("sup", "BOOLEAN", "the result is suppressed (KTable#suppress, KIP-328; suppress_operator: the loader "
+                       "rejects it before 2.1)"),
+    ("sup_window_end", "BOOLEAN", "buffer time = the window end (untilWindowCloses); else the record ts"),
+    ("sup_wait", "BIGINT", "suppressDurationMillis: the time limit or the window close delay (null when it "
+                           "is no Java long: the sequential pass reads the plan)"),
+    ("sup_drop_tombstones", "BOOLEAN", "safeToDropTombstones (untilWindowCloses)"),
+    ("sup_sequential", "BOOLEAN", "computed by the per-task sequential pass (bounded buffer or negative wait)"),
+    ("sup_report_old", "BOOLEAN", "the scenario's output reports old values (send_old_values)"),
+    ("sup_key_kind", "STRING", "how the buffer serializes the result key (reference.model.suppression.KEY_KINDS)"),
+    ("suppress_observed_stream_time", "BOOLEAN", "KAFKA-7895"),
+    ("suppress_enables_old_values", "BOOLEAN", "KAFKA-8199"),
+)
+#: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
+CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="suppress_observed_stream_time")
+#: keys of a config row that are no column (see the module docstring)
+PLAN_KEY, TOPICS_KEY, JOINER_KEY = "_sup_plan", "_sup_topics", "_sup_joiner"
+
+#: the FK join's results reach suppress while its task processes the subscription response topic
+#: (``reference.foreign_key.instructions.RESPONSE_TOPIC``; a test keeps the two equal)
+FK_RESPONSE_TOPIC = "fk-subscription-response"
+#: an aggregation reads the topic ``input`` (side 0)
+AGGREGATIONS = ("session_aggregate", "window_aggregate", "sliding_aggregate")
+
+
+def record_topics(operator: str) -> tuple:
+    """The record context's topic name per input side (0, 1) when a result of ``operator``
+    reaches suppress: the byte-size estimate counts its length."""
+    if operator == "fk_join":
+        return FK_RESPONSE_TOPIC, FK_RESPONSE_TOPIC
+    if operator in AGGREGATIONS:
+        return "input", "input"
+    return "left", "right"
+
+
+def is_sequential(plan) -> bool:
+    """Does the plan need the per-task sequential pass (see the module docstring)?"""
+    bounded = plan.max_records < JAVA_LONG_MAX or plan.max_bytes < JAVA_LONG_MAX
+    return bounded or not 0 <= plan.duration_ms <= JAVA_LONG_MAX
+
+
+def config_fields(scenario) -> dict:
+    """The suppress columns of one scenario (``sup`` false and nulls without suppress), plus the
+    non-column keys of the module docstring."""
+    spec, profile = scenario.topology, scenario.profile
+    if getattr(spec, "suppress", None) is None:
+        fields = {name: None for name in CONFIG_COLUMNS}
+        fields["sup"] = False
+        return fields
+    plan = suppression_plan(spec, profile)
+    sequential = is_sequential(plan)
+    fields = {
+        "sup": True, "sup_window_end": plan.time_definition == "window_end",
+        "sup_wait": plan.duration_ms if 0 <= plan.duration_ms <= JAVA_LONG_MAX else None,
+        "sup_drop_tombstones": plan.safe_to_drop_tombstones, "sup_sequential": sequential,
+        "sup_report_old": bool(spec.send_old_values), "sup_key_kind": plan.key_kind,
+    }
+    fields.update((rule, getattr(profile, rule)) for rule in RULE_COLUMNS)
+    if sequential:
+        fields[PLAN_KEY] = plan
+        fields[TOPICS_KEY] = record_topics(spec.operator)
+        fields[JOINER_KEY] = (getattr(spec, "joiner", None), getattr(spec, "joiner_separator", None))
+    return fields
+
+
+@attrs.frozen
+class SequentialScenario:
+    """What the sequential pass needs of one scenario: its plan, the record topic per input side,
+    and its joiner (name or callable; None for an aggregation) with the separator."""
+
+    sid: int
+    plan: object
+    topics: tuple
+    joiner: object
+    separator: object
+
+
+@attrs.frozen
+class Features:
+    """Which parts of suppress a batch needs (read on the driver from the config rows)."""
+
+    #: some scenario is suppressed
+    active: bool = True
+    #: some set-based scenario waits for its window's end (untilWindowCloses)
+    window_end: bool = True
+    #: some set-based scenario waits a time limit (its per-key episodes: ``episodes``)
+    time_limit: bool = True
+    #: some scenario reads the task's stream time (2.1, before suppress_observed_stream_time)
+    task_stream_time: bool = True
+    #: the scenarios of the sequential pass
+    sequential: tuple = ()
+    #: some FK join is suppressed and so asked for old values (suppress_enables_old_values)
+    fk_old_values: bool = True
+
+    @classmethod
+    def of(cls, config_rows):
+        rows = [r for r in config_rows if r.get("sup")]
+        set_based = [r for r in rows if not r["sup_sequential"]]
+        sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY])
+                           for r in rows if r["sup_sequential"])
+        return cls(active=bool(rows), window_end=any(r["sup_window_end"] for r in set_based),
+                   time_limit=any(not r["sup_window_end"] for r in set_based),
+                   task_stream_time=any(not r["suppress_observed_stream_time"] for r in rows),
+                   sequential=sequential,
+                   fk_old_values=any(r["op"] == "fk_join" and r["suppress_enables_old_values"] for r in rows))

@@ -1,0 +1,1 @@
+"""Windowed aggregations and the windowed-table join on Spark (session, time and sliding windows)."""

@@ -1,0 +1,123 @@
+"""Session-windowed aggregations (KIP-94, 0.10.2-4.3), emit on update and on window close.
+
+Source: ``KStreamSessionWindowAggregate``, ``SessionWindows``, ``SessionWindowedKStreamImpl`` /
+``SessionStoreMaterializer``, the session stores (``RocksDBSessionStore`` over
+``RocksDBSegmentedBytesStore`` and ``SessionKeySchema``, the time-ordered
+``RocksDBTimeOrderedSessionSegmentedBytesStore`` of emit-on-window-close, ``InMemorySessionStore``)
+at the release tags; digest: kafka-semantics-fk-windows.md part B. Settings and the release rules,
+read by name: ``session_settings``; which sessions a store still holds: ``store_models``.
+
+What is set-based and what is not:
+
+- per record, no window: a null key is dropped before anything else (``null_key``); a null value
+  is aggregated (``count`` counts it).
+- clocks, windows over each task in processing order (``prefix_scan``): the aggregation's stream
+  time (the running max of ``ts`` over the task's non-null-key records; 2.1, before
+  ``session_own_stream_time``, the task's stream time over every record), the close time (stream
+  time minus grace, and minus the gap since 3.0: ``session_close_includes_gap``, folded into the
+  close offset of ``session_window_settings``), and the store's clock before each record (the
+  largest session end put so far: the stream time before the record, as every record that raises
+  the stream time puts a session ending there and is never late).
+- the sessions, sequential per key (``session_replay``): the merge depends on what the key's
+  earlier records left in the store. One ``mapInArrow`` over the records sorted by (scenario, task,
+  key, position); 2.1 and leaky in-memory emit-final stores replay a whole task (see there).
+- emit on window close (KIP-825, 3.3+), set-based from the replay's session versions: a session
+  ending at E is forwarded by the first record of its task whose close time passes E (the record
+  that first raises the stream time above E + close offset: a running "next" over the task's
+  stream-time-raising records, found by one window over those records and the versions), if that
+  version is still stored then (not merged away or overwritten before or by that record) and the
+  range fetch still sees it: the time-ordered RocksDB store's ``fetchSessions`` reads the live
+  segments (no retention filter), the in-memory store drops sessions ending before the clock minus
+  the retention (so with the default retention it emits nothing: digest B.4). Order within one
+  record: by end, then start and key bytes (RocksDB) or key bytes (in memory).
+
+Output order within one input (``f1..f3``): tombstones in fetch order, then the update (``f1`` =
+rank); final results by (end, fetch order).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from reference.model.codes import DropReason
+
+from spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, events
+from spark_backend.runtime.prefix_scan import MAX, Running, running
+from spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_batches
+from spark_backend.windows.store_models import floor_column
+
+#: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
+ORDER = ("g1", "g3", "g4")
+FRONTIER, SESSION = 0, 1
+
+
+def _clocks(frame, features):
+    """Adds the clocks (see the module docstring): ``fetch_clock`` (the store's clock before this
+    record), ``put_clock`` (the clock the store and the close time see at this record), ``close``
+    (null before 2.1: nothing is late) and ``scope`` (what one replay covers)."""
+    ts, key_null = F.col("ts"), F.col("key").isNull()
+    frame = running(frame, [
+        Running("_st_b", MAX, F.when(~key_null, ts)),
+        Running("_st", MAX, F.when(~key_null, ts), inclusive=True),
+        Running("_tt", MAX, ts, inclusive=True),
+    ], ORDER, getattr(features, "task_scan_block", None))
+    # [session_own_stream_time] KAFKA-7895 (2.2): the processor's own stream time; 2.1 the task's
+    clock = F.when(F.col("session_own_stream_time"), F.col("_st")).otherwise(F.col("_tt"))
+    return frame.select(
+        "*", F.col("_st_b").alias("fetch_clock"), clock.alias("put_clock"),
+        (clock - F.col("sw_close_offset")).alias("close"),
+        F.when(F.col("sw_per_task"), F.lit("")).otherwise(F.col("key")).alias("scope"),
+    ).drop("_tt")
+
+
+def _replayed(records):
+    """The per-key (or per-task) replay of the non-null-key records."""
+    rows = records.filter(F.col("key").isNotNull()).select(*IN_COLUMNS)
+    return rows.repartition("sid", "task", "scope").sortWithinPartitions("sid", "task", "scope", "seq") \
+        .mapInArrow(replay_batches, OUT_DDL)
+
+
+def _final_results(records, versions):
+    """Emit-on-window-close results of the per-key replays (see the module docstring)."""
+    ts = F.col("ts")
+    raises = F.col("key").isNotNull() & (F.col("_st_b").isNull() | (ts > F.col("_st_b")))
+    at = F.struct(F.col("seq").alias("seq"), F.col("idx").alias("idx"),
+                  *[F.col(c).alias(c) for c in ("g1", "g2", "g3", "g4")],
+                  floor_column(F.col("sw_emit_model"), ts, F.col("sw_retention"), F.col("sw_segment")).alias("floor"))
+    frontier = records.filter(F.col("sw_final") & ~F.col("sw_per_task") & raises).select(
+        "sid", "task", ts.alias("_sort"), F.lit(FRONTIER).alias("_kind"), at.alias("_at"))
+    sessions = versions.select("*", F.col("v_after").alias("_sort"), F.lit(SESSION).alias("_kind"),
+                               F.lit(None).cast(frontier.schema["_at"].dataType).alias("_at"))
+    both = frontier.unionByName(sessions, allowMissingColumns=True)
+    # descending: the rows before a session are the stream-time-raising records above its
+    # v_after; the nearest one is the first record whose close time passes its end
+    nearest = Window.partitionBy("sid", "task").orderBy(F.col("_sort").desc(), F.col("_kind").desc()) \
+        .rowsBetween(Window.unboundedPreceding, -1)
+    both = both.select("*", F.last("_at", ignorenulls=True).over(nearest).alias("_emit"))
+    emit = F.col("_emit")
+    emitted = both.filter((F.col("_kind") == SESSION) & emit.isNotNull() & (F.col("v_born") < emit.getField("seq"))
+                          & (F.col("v_died").isNull() | (F.col("v_died") > emit.getField("seq")))
+                          & (F.col("v_end") >= emit.getField("floor")))
+    return events(emitted, idx=emit.getField("idx"), g1=emit.getField("g1"), g2=emit.getField("g2"),
+                  g3=emit.getField("g3"), g4=emit.getField("g4"))
+
+
+def session_aggregate(frame, features=None):
+    """``frame``: records of session_aggregate scenarios, clustered by (scenario, task), with
+    configs (``session_settings`` columns) and processing order. Returns its events."""
+    # read by several branches: computed once (lazy local checkpoints, freed with their frames)
+    records = _clocks(frame, features).localCheckpoint(eager=False)
+    null_keys = events(records.filter(F.col("key").isNull()), etype=F.lit(DROP), f1=F.lit(0), f2=F.lit(b""),
+                       f3=F.lit(0), n_null=F.lit(False), o_kind=F.lit(OLD_NONE),
+                       text=F.lit(DropReason.NULL_KEY.code))
+    needs = getattr(features, "session", None)
+    replayed = _replayed(records)
+    if needs is not None and not needs.final_per_key:
+        return null_keys.unionByName(replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS))
+    replayed = replayed.localCheckpoint(eager=False)
+    parts = [null_keys, replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS),
+             _final_results(records, replayed.filter(F.col("kind") == VERSION))]
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    return out

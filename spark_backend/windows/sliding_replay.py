@@ -1,0 +1,303 @@
+"""The sequential part of a sliding-window aggregation: one task's records, in processing order.
+
+``KStreamSlidingWindowAggregate#process`` decides what to update and create from the windows its
+key already has (``processReverse``: the key's windows starting in ``[ts - 2d, ts + 1]``, latest
+first; ``processEarly`` for ``ts < d``: those starting in ``[0, ts + 1]``, earliest first). Which of
+those windows the store still shows depends on the store's clock, ``observedStreamTime``: the
+largest window *start* ever put, by any key of the task. Unlike a session store's clock (the
+stream time), it is not known before the replay: a record puts windows starting anywhere from
+``ts - d`` to ``ts + 1`` depending on its key's windows (a right window ``[ts + 1, ts + 1 + d]`` only
+when a later record of the key exists). So a task is replayed in one pass, all keys together,
+with the store modelled as Kafka's (``store_models``: what the fetches see, which puts are kept,
+what the emit-final ``fetchAll`` still finds).
+
+Per record (digest C.2): a null key or null value is dropped before anything else (``sliding.py``,
+set-based); the stream time is the largest ``ts`` of the records that passed that check; a record
+whose window ``[ts, ts + d]`` ends before the close time (stream time - grace) is dropped
+(``expired_window``); an update of a window that has closed (end before the close time; at or
+before it until 3.3, ``sliding_window_close_inclusive``) is skipped with a drop of its own, as
+Kafka counts it; forwarded results carry the window's largest record ts. Under emit-on-window-close
+(3.3+) a record that took the normal path (not early, not late) forwards, once the close time
+moved on, every key's windows starting in ``[max(0, lastClose - d), close - d - 1]`` that the store
+still finds, by start and key bytes.
+"""
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right, insort
+
+from reference.model.aggregations import aggregation_of
+from reference.model.codes import DropReason
+from reference.model.keys import serialized_key
+
+from spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
+from spark_backend.windows.replay_rows import arrow_batch, json_value, windowed_key_text
+from spark_backend.windows.store_models import BY_CLOCK, NONE, floor
+
+#: the input columns the replay reads (``sliding.py`` selects them)
+IN_COLUMNS = (
+    "sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "send_old",
+    "sl_diff", "sl_grace", "sl_retention", "sl_segment", "sl_final", "sl_agg", "sl_in_memory",
+    "sl_fetch_model", "sl_put_model", "sl_emit_model", "sliding_window_close_inclusive",
+)
+_ROW = ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value")
+_EXPIRED = DropReason.EXPIRED_WINDOW.code
+
+
+class _Settings:
+    """One scenario's settings, read once from its first row."""
+
+    __slots__ = ("d", "grace", "retention", "segment", "final", "agg", "in_memory", "fetch_model", "put_model",
+                 "emit_model", "close_inclusive", "send_old")
+
+    def __init__(self, c, i, aggregations):
+        self.d, self.grace = c["sl_diff"][i], c["sl_grace"][i]
+        self.retention, self.segment = c["sl_retention"][i], c["sl_segment"][i]
+        self.final, self.in_memory = c["sl_final"][i], c["sl_in_memory"][i]
+        name = c["sl_agg"][i]
+        if name not in aggregations:
+            aggregations[name] = aggregation_of(name)
+        self.agg = aggregations[name]
+        self.fetch_model, self.put_model, self.emit_model = (c["sl_fetch_model"][i], c["sl_put_model"][i],
+                                                             c["sl_emit_model"][i])
+        # [sliding_window_close_inclusive] KAFKA-13739 (3.3): a window ending at the close time is updated
+        self.close_inclusive = c["sliding_window_close_inclusive"][i]
+        self.send_old = bool(c["send_old"][i])
+
+
+class _KeyWindows:
+    """One key's windows in the store: ``starts`` ascending, ``values[start] = [aggregate, largest
+    record ts]``. Cost: range lookups O(log n) (``bisect``), creating a window O(n) list moves, n
+    being the key's stored windows (old ones are dropped as the store's floor passes them)."""
+
+    __slots__ = ("key", "key_bytes", "starts", "values")
+
+    def __init__(self, key):
+        self.key = key
+        self.key_bytes = serialized_key(json.loads(key))
+        self.starts = []
+        self.values = {}
+
+
+class SlidingReplay:
+    """Replays one task of one scenario: every key, the store's clock, emit-final."""
+
+    def __init__(self, settings: _Settings, out):
+        self.s = settings
+        self.out = out
+        self.keys = {}
+        self.clock = None  # the store's observedStreamTime: the largest window start put
+        self.stream_time = None  # the processor's observedStreamTime
+        self.last_emit_close = None
+        #: emit-final only: every stored window as (start, key bytes, key), in fetchAll order
+        self.index = None
+        if settings.final:
+            from sortedcontainers import SortedList
+
+            self.index = SortedList()
+        self._f1 = 0
+
+    # --- output rows -------------------------------------------------------------------------
+    def _row(self, r, etype, key=None, ts=None, n_l=None, o_kind=OLD_NONE, o_l=None, text=None):
+        self.out.append((etype, r["sid"], r["task"], r["idx"], r["g1"], r["g2"], r["g3"], r["g4"], self._f1, b"", 0,
+                         key, ts, n_l is None and etype == OUTPUT, n_l, None, o_kind, o_l, None, text))
+        self._f1 += 1
+
+    def _forward(self, r, windows, start, new, old, old_reported, ts):
+        if self.s.final:
+            return  # emit-on-window-close forwards no update
+        if not self.s.send_old:
+            o_kind, o_l = OLD_NONE, None
+        elif not old_reported or old is None:
+            o_kind, o_l = OLD_NULL, None
+        else:
+            o_kind, o_l = OLD_JOINED, json_value(old)
+        self._row(r, OUTPUT, key=windowed_key_text(windows.key, start, start + self.s.d), ts=ts,
+                  n_l=json_value(new), o_kind=o_kind, o_l=o_l)
+
+    # --- the store -----------------------------------------------------------------------------
+    def _floor(self, model):
+        return floor(model, self.clock, self.s.retention, self.s.segment)
+
+    def _fetch(self, windows, lo, hi):
+        """The starts of the key's windows in [lo, hi] the store still shows, ascending."""
+        lo = max(lo, self._floor(self.s.fetch_model))
+        return windows.starts[bisect_left(windows.starts, lo):bisect_right(windows.starts, hi)]
+
+    def _put(self, windows, start, value):
+        """``windowStore.put(key, value, start)``: the store's clock moves to the largest start;
+        a put the store finds expired is skipped; windows below the store's floor are forgotten."""
+        s = self.s
+        if s.in_memory:
+            self._forget_below(self._floor(BY_CLOCK))  # removeExpiredSegments, before the clock moves
+        self.clock = start if self.clock is None else max(self.clock, start)
+        put_floor = self._floor(s.put_model)
+        if start >= put_floor:
+            if start not in windows.values:
+                insort(windows.starts, start)
+                if self.index is not None:
+                    self.index.add((start, windows.key_bytes, windows.key))
+            windows.values[start] = value
+        self._forget_below(put_floor)
+
+    def _forget_below(self, start_floor):
+        """The store no longer holds windows starting before ``start_floor``. Cost: O(keys) per
+        call (each key's oldest windows are checked; most calls forget nothing)."""
+        for windows in self.keys.values():
+            if windows.starts and windows.starts[0] < start_floor:
+                k = bisect_left(windows.starts, start_floor)
+                for start in windows.starts[:k]:
+                    del windows.values[start]
+                    if self.index is not None:
+                        self.index.discard((start, windows.key_bytes, windows.key))
+                del windows.starts[:k]
+
+    # --- one record ----------------------------------------------------------------------------
+    def process(self, r):
+        s = self.s
+        ts = r["ts"]
+        self._f1 = 0
+        self.stream_time = ts if self.stream_time is None else max(self.stream_time, ts)
+        close = self.stream_time - s.grace
+        if ts + s.d < close:
+            self._row(r, DROP, text=_EXPIRED)
+            return
+        key = r["key"]
+        windows = self.keys.get(key)
+        if windows is None:
+            windows = self.keys[key] = _KeyWindows(key)
+        value = None if r["value"] is None else json.loads(r["value"])
+        if ts < s.d:
+            self._process_early(r, windows, value, close)
+            return  # the early path returns before maybeForwardFinalResult
+        self._process_reverse(r, windows, value, close)
+        if s.final:
+            self._emit_final(r, close)
+
+    def _update(self, r, windows, start, value, seed, close):
+        """``updateWindowAndForward``: aggregate the record into window ``start`` (``seed`` = its
+        [aggregate, largest ts] before), unless the window has closed."""
+        s = self.s
+        end = start + s.d
+        if end >= close if s.close_inclusive else end > close:
+            old, old_ts = seed
+            new = s.agg.add(None, value, old)
+            new_ts = r["ts"] if old is None else max(r["ts"], old_ts)
+            self._put(windows, start, [new, new_ts])
+            self._forward(r, windows, start, new, old, True, new_ts)
+        else:
+            self._row(r, DROP, text=_EXPIRED)  # "Skipping record for expired window": counted as dropped
+
+    def _create_right_window(self, r, windows, right_seed):
+        """``createCurrentRecordRightWindow``: a copy of the seed, without the record, no close check."""
+        start = r["ts"] + 1
+        self._put(windows, start, list(right_seed))
+        self._forward(r, windows, start, right_seed[0], None, False, right_seed[1])
+
+    def _process_reverse(self, r, windows, value, close):
+        s = self.s
+        ts, d = r["ts"], s.d
+        starts_seen = set()
+        left_seed = right_seed = None
+        left_exists = right_exists = False
+        previous = None
+        for start in reversed(self._fetch(windows, max(0, ts - 2 * d), ts + 1)):
+            starts_seen.add(start)
+            end = start + d
+            seed = list(windows.values[start])
+            if start == ts + 1:
+                right_exists = True
+            elif end > ts:
+                if right_seed is None:
+                    right_seed = seed
+                self._update(r, windows, start, value, seed, close)
+            elif end == ts:
+                left_exists = True
+                self._update(r, windows, start, value, seed, close)
+                if seed[1] < ts:
+                    previous = seed[1]
+                else:
+                    return  # a record at this ts exists already: its windows are all there
+            else:
+                left_seed, previous = seed, seed[1]
+                break
+        if previous is not None:
+            # the previous record's right window, if missing and the record falls into it
+            start = previous + 1
+            if start not in starts_seen and start + d >= ts:
+                self._update(r, windows, start, value, [s.agg.initial(), ts], close)
+        if not left_exists:
+            if previous is not None and ts - d <= previous:
+                seed = [left_seed[0], ts]
+            else:
+                seed = [s.agg.initial(), ts]
+            self._update(r, windows, ts - d, value, seed, close)
+        if not right_exists and right_seed is not None and right_seed[1] > ts:
+            self._create_right_window(r, windows, right_seed)
+
+    def _process_early(self, r, windows, value, close):
+        """``processEarly`` (0 <= ts < d): every early record shares the window [0, d]."""
+        s = self.s
+        ts = r["ts"]
+        starts_seen = set()
+        combined = right_seed = None
+        right_exists = False
+        previous = None
+        for start in self._fetch(windows, 0, ts + 1):
+            starts_seen.add(start)
+            seed = list(windows.values[start])
+            if start == 0:
+                combined = seed
+                if seed[1] < ts:
+                    previous = seed[1]
+            elif start <= ts:
+                right_seed = seed
+                self._update(r, windows, start, value, seed, close)
+            elif start == ts + 1:
+                right_exists = True
+        if right_seed is None and combined is not None and combined[1] > ts:
+            right_seed = combined
+        if not right_exists and right_seed is not None and right_seed[1] > ts:
+            self._create_right_window(r, windows, right_seed)
+        if previous is not None and previous + 1 not in starts_seen:
+            self._update(r, windows, previous + 1, value, [s.agg.initial(), ts], close)
+        self._update(r, windows, 0, value, combined if combined is not None else [s.agg.initial(), ts], close)
+
+    # --- emit on window close ------------------------------------------------------------------
+    def _emit_final(self, r, close):
+        """``maybeForwardFinalResult``: once the close time moved on, every key's windows starting
+        in ``[max(0, lastClose - d), close - d - 1]`` that ``fetchAll`` still finds."""
+        s = self.s
+        if self.last_emit_close is not None and self.last_emit_close >= close:
+            return
+        upper = close - s.d - 1
+        if upper < 0:
+            return
+        lower = 0 if self.last_emit_close is None else max(0, self.last_emit_close - s.d)
+        if s.in_memory:
+            self._forget_below(self._floor(BY_CLOCK))  # removeExpiredSegments
+        lower = max(lower, self._floor(s.emit_model)) if s.emit_model != NONE else lower
+        for start, _, key in list(self.index.irange((lower,), (upper + 1,), inclusive=(True, False))):
+            agg, max_ts = self.keys[key].values[start]
+            self._row(r, OUTPUT, key=windowed_key_text(key, start, start + s.d), ts=max_ts, n_l=json_value(agg),
+                      o_kind=OLD_NULL if s.send_old else OLD_NONE)
+        self.last_emit_close = close
+
+
+def replay_batches(batches):
+    """``mapInArrow`` body: rows sorted by (sid, task, seq) -> EVENT_DDL rows."""
+    aggregations = {}
+    current, replay = None, None
+    out = []
+    for batch in batches:
+        c = {name: batch.column(name).to_pylist() for name in IN_COLUMNS}
+        for i in range(batch.num_rows):
+            group = (c["sid"][i], c["task"][i])
+            if group != current:
+                current, replay = group, SlidingReplay(_Settings(c, i, aggregations), out)
+            replay.process({name: c[name][i] for name in _ROW})
+        if len(out) >= 4096:
+            yield arrow_batch(out, EVENT_DDL)
+            out = []
+    if out:
+        yield arrow_batch(out, EVENT_DDL)

@@ -1,0 +1,360 @@
+"""Time-windowed aggregations (tumbling and hopping ``TimeWindows``), set-based, Kafka 0.10.0-4.3.
+
+Source: ``KStreamWindowAggregate`` (+ ``AbstractKStreamTimeWindowAggregateProcessor``),
+``TimeWindows#windowsFor``, the window stores (``RocksDBWindowStore`` over
+``RocksDBSegmentedBytesStore`` and ``Segments``, ``InMemoryWindowStore``, and for emit-on-window-close
+``RocksDBTimeOrderedWindowStore`` over ``AbstractDualSchemaRocksDBSegmentedBytesStore``, whose
+``getActualFrom`` clips fetches) at the release tags; digest: kafka-semantics-fk-windows.md C.1.
+Settings (window, grace, retention, rules read by name): ``window_settings`` (columns ``tw_*``).
+The same steps aggregate both sides of the windowed-table join (``windowed_table_join.py``): every
+side is a processor of its own (``side``).
+
+How each rule is computed ("running" = a window per (scenario, task) in processing order, or
+``prefix_scan``'s parallel blocks for a large ``as_listed`` replay):
+
+- null key: dropped before anything else (``null_key``); it moves no clock of the processor (it
+  does move the task's stream time, which 2.1 closed windows by). A null value is aggregated.
+- the processor's stream time: since KAFKA-7895 (2.2, ``windowed_agg_own_stream_time``) the running
+  max of ``ts`` over its own non-null-key records, this one included; in 2.1 the task's stream
+  time (every record of the task, null keys and the other topic included). Before KIP-328 (2.1,
+  ``windowed_grace``) there is no close time at all.
+- windows: ``windowsFor(ts)``: starts from ``max(0, ts - size + adv) div adv * adv`` to ``ts div
+  adv * adv`` every ``adv`` (0.10.0, before KAFKA-3784 / ``time_windows_for_fixed``: from ``max(0,
+  ts - ts % adv - (size - 1) div adv * adv)``, one window too many when the size is no multiple of
+  the advance); a negative ``ts`` has none (``no_window``). Exploded, one row per (record, window).
+- late: a window is skipped (``expired_window``, one drop per window) unless ``end > streamTime -
+  grace``; its other windows are still updated. Before 2.1 nothing is skipped: the store forgets a
+  window whose segment is no longer one of the three newest (``segmentId(start) <=
+  segmentId(storeClock) - 3``), so its records start over from the initializer, forwarded but not
+  stored (``expired_window_put``).
+- aggregates: a running fold per (scenario, task, side, key, window) in processing order over its
+  updates; count and sum as Spark windows, the other named functions (and Python API callables)
+  by a Python fold in ``mapInArrow`` (``reference.model.aggregations``). The old value is the
+  stored aggregate or the initializer's; a reduce whose aggregate turns null deletes the window
+  (the next value starts it over). ``sum`` of a null value: ``aggregator_null_value`` failure.
+- output timestamp (KAFKA-6455, 2.3, ``time_window_output_ts_max``): the window's stored ts, the max
+  ts of its records since it was (re)created; before, the record's own ts.
+- forward order within one record: ascending window start (since 2.0, KAFKA-6560 / KAFKA-6486,
+  ``time_windows_in_start_order``); before, the windows the store already had first (by start),
+  then the new ones in ``HashMap`` iteration order (bucket ``spread(Long.hashCode(start)) & (cap -
+  1)``, ``cap`` the table size after inserting all of the record's windows, then insertion order).
+- store clocks: a window store's observed time is the largest window start put so far (a null
+  put counts): per record the largest start it put, a running max per side.
+- emit on window close (KIP-825, 3.3+; wall-clock throttle at 0): the ranges the processor fetches
+  are contiguous (``[lastEmit - size + 1, closeTime - size]`` on the window start), so a window
+  ``W`` is fetched by the first record of its processor whose stream time reaches ``W.start + size
+  + grace`` (an as-of match over the records that raise the stream time), after W's last update.
+  It is emitted (final aggregate, stored ts, old value null) iff the store still shows it then:
+  RocksDB 3.4+ (``window_fetch_hides_expired``) ``start >= storeClock - retention`` (the
+  time-ordered schema's ``getActualFrom``), 3.3 ``segmentId(start) >= segmentId(storeClock -
+  retention)``; in memory ``start > storeClock - retention``. A lost window is an
+  ``unemitted_window`` drop of that record. Emission order: window start, then the key's serialized
+  bytes (RocksDB: followed by the 4-byte sequence number 0).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from reference.model.codes import DropReason, FailureCode
+
+from spark_backend.joins.stream_table import key_bytes
+from spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from spark_backend.runtime.prefix_scan import MAX, Running, running
+from spark_backend.windows.window_fold import folded
+from spark_backend.windows.window_settings import NATIVE_AGGREGATIONS, Features
+
+#: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
+ORDER = ("g1", "g3", "g4")
+#: ``Segments#numSegments`` before KAFKA-7072 (2.1): the three newest segments live
+LEGACY_SEGMENTS = 3
+#: (scenario, task, side, key, window start): one window of one processor
+WINDOW = ("sid", "task", "side", "key", "w_start")
+_RECORD_COLUMNS = ("sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts")
+
+
+def rule(name: str):
+    """The column of release rule ``name`` (``window_settings``: ``tw_`` + the rule's name)."""
+    return F.col("tw_" + name)
+
+
+def _per_record(frame):
+    """One row per record with the settings later steps read (a narrow frame)."""
+    side = F.col("side")
+    return frame.select(
+        *_RECORD_COLUMNS, F.col("key").isNull().alias("key_null"),
+        F.col("tw_size").alias("size"), F.col("tw_adv").alias("adv"), F.col("tw_grace").alias("grace"),
+        F.col("tw_retention").alias("retention"), F.col("tw_segment").alias("segment"),
+        F.col("tw_final").alias("final"), F.col("tw_in_memory").alias("in_memory"),
+        F.when(side == 0, F.col("tw_lagg")).otherwise(F.col("tw_ragg")).alias("agg"),
+        F.col("tw_shift").alias("shift"), F.col("send_old"), F.col("join"), F.col("kip77_join_semantics"),
+        F.col("output_ts_max"), F.col("ktable_emit_on_change"),
+        rule("windowed_agg_own_stream_time").alias("own_clock"),
+        rule("time_window_output_ts_max").alias("ts_max"),
+        rule("window_fetch_hides_expired").alias("hides_expired"),
+        rule("rocksdb_segments_by_retention").alias("by_retention"),
+        rule("time_windows_in_start_order").alias("start_order"),
+        rule("time_windows_for_fixed").alias("windows_fixed"),
+    )
+
+
+def _window_bounds(frame):
+    """``first``/``last``: the record's first and last window start (``windowsFor``)."""
+    ts, size, adv = F.col("ts"), F.col("size"), F.col("adv")
+    fixed = (F.greatest(F.lit(0), ts - size + adv) / adv).cast("bigint") * adv
+    # [time_windows_for_fixed] 0.10.0 (before KAFKA-3784): max(0, ts - ts % adv - enclosed * adv)
+    legacy = F.greatest(F.lit(0), ts - ts % adv - ((size - 1) / adv).cast("bigint") * adv)
+    first = F.when(F.col("windows_fixed"), fixed).otherwise(legacy)
+    return frame.select("*", first.alias("first"), (ts - ts % adv).alias("last"))
+
+
+def records(frame, features):
+    """Every record of the batch's windowed scenarios with its processor's clocks (see the module
+    docstring): ``clock`` (stream time, this record included), ``close`` (null: no grace),
+    ``put_max`` (the largest window start it puts), ``st0``/``st1`` (each side's store clock, this
+    record included) and ``sg0``/``sg1`` (the task's stream time at that store's last put, 2.1)."""
+    block = getattr(features, "task_scan_block", None)
+    frame = _window_bounds(_per_record(frame))
+    side, ts, live_key = F.col("side"), F.col("ts"), ~F.col("key_null")
+    frame = running(frame, [
+        Running("c0", MAX, F.when((side == 0) & live_key, ts), inclusive=True),
+        Running("c1", MAX, F.when((side == 1) & live_key, ts), inclusive=True),
+        Running("ct", MAX, ts, inclusive=True),
+    ], ORDER, block)
+    # [windowed_agg_own_stream_time] KAFKA-7895 (2.2): the processor's own clock; 2.1 the task's
+    own = F.when(side == 0, F.col("c0")).otherwise(F.col("c1"))
+    clock = F.when(F.col("own_clock"), own).otherwise(F.col("ct"))
+    frame = frame.select("*", clock.alias("clock"), (clock - F.col("grace")).alias("close"))
+    # the last window (the largest start) is live iff any is: it ends last
+    puts = live_key & (ts >= 0) & (F.col("close").isNull() | (F.col("last") + F.col("size") > F.col("close")))
+    frame = frame.select("*", F.when(puts, F.col("last")).alias("put_max"))
+    put = F.col("put_max")
+    return running(frame, [
+        Running("st0", MAX, F.when(side == 0, put), inclusive=True),
+        Running("st1", MAX, F.when(side == 1, put), inclusive=True),
+        Running("sg0", MAX, F.when((side == 0) & put.isNotNull(), F.col("ct")), inclusive=True),
+        Running("sg1", MAX, F.when((side == 1) & put.isNotNull(), F.col("ct")), inclusive=True),
+    ], ORDER, block).drop("c0", "c1")
+
+
+def store_clock(side_id):
+    """Columns (store clock, 2.1 expiry clock) of side ``side_id``'s window store."""
+    return (F.when(side_id == 0, F.col("st0")).otherwise(F.col("st1")),
+            F.when(side_id == 0, F.col("sg0")).otherwise(F.col("sg1")))
+
+
+def _segment(column):
+    """``Segments#segmentId``: Java's long division (towards zero) by the segment interval."""
+    return java_div(column, F.col("segment"))
+
+
+def java_div(numerator, denominator):
+    """Java's long division, truncating towards zero (``%`` keeps the dividend's sign, as Java's)."""
+    return ((numerator - numerator % denominator) / denominator).cast("bigint")
+
+
+def window_store_shows(start, clock, task_clock):
+    """Does a window store (eager emit: ``RocksDBWindowStore`` or ``InMemoryWindowStore``) whose
+    observed time is ``clock`` still show a window starting at ``start``? ``task_clock``: the
+    task's stream time at the store's last put (2.1's RocksDB expiry clock)."""
+    retention = F.col("retention")
+    # [window_store_own_clock via windowed_agg_own_stream_time] 2.1: RocksDB expired by the task's time
+    expiry = F.when(F.col("own_clock"), clock).otherwise(task_clock)
+    shows = (F.when(F.col("in_memory") | F.col("hides_expired"), start > clock - retention)
+             # [rocksdb_segments_by_retention] KAFKA-7072 (2.1): segments live while >= segmentId(clock - retention)
+             .when(F.col("by_retention"), _segment(start) >= _segment(expiry - retention))
+             # before: the three newest segments
+             .otherwise(_segment(start) > _segment(clock) - LEGACY_SEGMENTS))
+    return clock.isNull() | shows
+
+
+def window_rows(recs):
+    """One row per (record, window) of the non-null-key records: ``w_start``, ``live`` (passes the
+    close check; always before 2.1), ``dead`` (before 2.1: the store has forgotten the window, the
+    record starts it over unstored) and ``w_pos`` (its position in ``windowsFor``)."""
+    with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0))
+    exploded = with_windows.select("*", F.posexplode(F.sequence(F.col("first"), F.col("last"), F.col("adv")))
+                                   .alias("w_pos", "w_start"))
+    start, size = F.col("w_start"), F.col("size")
+    live = F.col("close").isNull() | (start + size > F.col("close"))
+    clock, task_clock = store_clock(F.col("side"))
+    # [windowed_grace] before KIP-328 no close time: the store's segments decide
+    dead = F.col("grace").isNull() & ~window_store_shows(start, clock, task_clock)
+    return exploded.select("*", live.alias("live"), dead.alias("dead"),
+                           F.size(F.sequence(F.col("first"), F.col("last"), F.col("adv"))).alias("w_count"))
+
+
+def _native_aggregates(rows):
+    """count / sum as running Spark windows over each window's updates (see ``window_fold`` for
+    the columns)."""
+    in_window = Window.partitionBy(*WINDOW).orderBy("seq")
+    upto = in_window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    dead, agg = F.col("dead"), F.col("agg")
+    n = F.row_number().over(in_window)
+    value = F.when(agg == "sum", F.col("value")).cast("bigint")  # count's values may be anything
+    total = F.sum(value).over(upto)
+    new = F.when(agg == "count", F.when(dead, F.lit(1)).otherwise(n)) \
+        .otherwise(F.when(dead, value).otherwise(total))
+    old = F.when(dead, F.lit(0)).otherwise(F.when(agg == "count", n - 1).otherwise(total - value))
+    return rows.select(
+        "*", new.cast("string").alias("new_text"), F.lit(False).alias("new_null"),
+        old.cast("string").alias("old_text"), F.lit(False).alias("old_null"),
+        F.when(dead, F.col("ts")).otherwise(F.max("ts").over(upto)).alias("new_ts"),
+        (~dead & (n > 1)).alias("prior"),
+        ((agg == "sum") & F.col("value").isNull()).alias("fail"))
+
+
+def aggregates(rows, features):
+    """``rows`` (live window rows) with their aggregates: ``new_text``/``new_null`` (JSON text of
+    the new aggregate; null: a deleted window), ``old_text``/``old_null`` (the stored aggregate or
+    the initializer's), ``new_ts`` (the stored ts after the update), ``prior`` (the store had the
+    window) and ``fail`` (the aggregator threw)."""
+    needs = getattr(features, "windows", None) or Features()
+    native = F.col("agg").isin(*NATIVE_AGGREGATIONS)
+    if not needs.python_fold:
+        return _native_aggregates(rows)
+    python = folded(rows.filter(~native | F.col("agg").isNull()), needs.callables)
+    return _native_aggregates(rows.filter(native)).unionByName(python)
+
+
+def hashmap_rank(start, count):
+    """The iteration position of ``start`` in a ``java.util.HashMap<Long, TimeWindow>`` holding a
+    record's ``count`` windows (inserted in start order): bucket, then insertion order."""
+    h = F.expr("(w_start ^ shiftright(w_start, 32)) & 4294967295")
+    spread = h.bitwiseXOR(F.shiftright(h, 16))
+    # the table size once all windows are in: 16, doubled while size > 0.75 * capacity
+    capacity = F.greatest(F.lit(16), F.expr("shiftleft(1, cast(ceil(log2(ceil(w_count * 4.0 / 3))) as int))"))
+    bucket = spread.bitwiseAND(capacity - 1)
+    return bucket * F.lit(1 << 32) + start
+
+
+def forward_order(frame):
+    """(f1, f3): the order a record's window updates are forwarded in (see the module docstring)."""
+    start = F.col("w_start")
+    in_order = F.col("start_order")
+    # [time_windows_in_start_order] KAFKA-6560 / KAFKA-6486 (2.0)
+    f1 = F.when(in_order | F.col("prior"), F.lit(0)).otherwise(F.lit(1))
+    f3 = F.when(in_order | F.col("prior"), start).otherwise(hashmap_rank(start, F.col("w_count")))
+    return f1, f3
+
+
+def windowed_key(start_col, size_col):
+    """``reference.model.records.windowed_key`` as JSON text (the key is ``key_text`` already)."""
+    return F.concat(F.lit('{"key":'), F.col("key"), F.lit(',"start":'), start_col.cast("string"),
+                    F.lit(',"end":'), (start_col + size_col).cast("string"), F.lit("}"))
+
+
+def update_ts():
+    """The timestamp a window update is forwarded with [time_window_output_ts_max]."""
+    return F.when(F.col("ts_max"), F.col("new_ts")).otherwise(F.col("ts"))
+
+
+def record_events(recs):
+    """Null keys and negative timestamps (no window)."""
+    text = (F.when(F.col("key_null"), F.lit(DropReason.NULL_KEY.code))
+            .when(F.col("ts") < 0, F.lit(DropReason.NO_WINDOW.code)))
+    return events(recs, etype=F.when(text.isNotNull(), F.lit(DROP)), f1=F.lit(0), f2=F.lit(b""), f3=F.lit(0),
+                  n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+
+
+def expired_events(rows):
+    """Windows a record is too late for (``expired_window``), one drop per window."""
+    # ordered as the window's update would be (the late windows come first: they start earliest)
+    return events(rows.filter(~F.col("live")), etype=F.lit(DROP), f1=F.lit(0), f2=F.lit(b""), f3=F.col("w_start"),
+                  n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=F.lit(DropReason.EXPIRED_WINDOW.code))
+
+
+def aggregate_events(agg):
+    """Aggregator failures, and before 2.1 the puts the store rejected (``expired_window_put``)."""
+    text = (F.when(F.col("fail"), F.lit(FailureCode.AGGREGATOR_NULL_VALUE.code))
+            .when(F.col("dead"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
+    etype = F.when(F.col("fail"), F.lit(FAILURE)).when(F.col("dead"), F.lit(DROP))
+    # a failure sits where its window's update would have been forwarded: the record's earlier
+    # windows were forwarded before the aggregator threw
+    f1, f3 = forward_order(agg)
+    return events(agg.filter(F.col("fail") | F.col("dead")), etype=etype, f1=f1, f2=F.lit(b""),
+                  f3=f3, n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+
+
+def _update_events(agg):
+    """Emit on update: every window update is forwarded."""
+    f1, f3 = forward_order(agg)
+    send_old = F.col("send_old")
+    o_kind = F.when(~send_old, F.lit(OLD_NONE)).when(F.col("old_null"), F.lit(OLD_NULL)).otherwise(F.lit(OLD_JOINED))
+    return events(agg.filter(~F.col("final") & ~F.col("fail")), etype=F.lit(OUTPUT),
+                  key=windowed_key(F.col("w_start"), F.col("size")), ts=update_ts(), f1=f1, f2=F.lit(b""), f3=f3,
+                  n_null=F.col("new_null"), n_l=F.col("new_text"), o_kind=o_kind, o_l=F.col("old_text"))
+
+
+def _emission_points(recs, finals):
+    """Each final window with the record that fetches it: the first record of its processor whose
+    stream time reaches ``start + size + grace`` (an as-of match: the records that raise the
+    stream time, by clock value)."""
+    before = Window.partitionBy("sid", "task", "side").orderBy("seq").rowsBetween(Window.unboundedPreceding, -1)
+    raises = recs.filter(F.col("final") & ~F.col("key_null")).select(
+        "*", F.max("ts").over(before).alias("prev_clock"))
+    raises = raises.filter(F.col("prev_clock").isNull() | (F.col("ts") > F.col("prev_clock")))
+    at = F.struct("idx", "g1", "g2", "g3", "g4", "task", F.col("ts").alias("clock"),
+                  F.when(F.col("side") == 0, F.col("st0")).otherwise(F.col("st1")).alias("store"))
+    points = raises.select("sid", "task", "side", F.col("ts").alias("val"), F.lit(0).alias("kind"), at.alias("at"))
+    wanted = finals.select("sid", "task", "side", (F.col("w_start") + F.col("size") + F.col("grace")).alias("val"),
+                           F.lit(1).alias("kind"), F.lit(None).cast(points.schema["at"].dataType).alias("at"),
+                           F.struct(*finals.columns).alias("w"))
+    both = points.select("*", F.lit(None).cast(wanted.schema["w"].dataType).alias("w")).unionByName(wanted)
+    # descending by value, raises before windows at equal values: the last raise so far is the
+    # smallest clock >= the window's threshold
+    order = Window.partitionBy("sid", "task", "side").orderBy(F.col("val").desc(), F.col("kind")) \
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    matched = both.select("w", F.last("at", ignorenulls=True).over(order).alias("at"), "kind")
+    return matched.filter((F.col("kind") == 1) & F.col("at").isNotNull()).select("w.*", "at")
+
+
+def _final_events(recs, agg):
+    """Emit on window close: each window once, when its processor's stream time closes it, if the
+    time-ordered store still shows it (see the module docstring)."""
+    last = Window.partitionBy(*WINDOW).orderBy(F.col("seq").desc())
+    finals = agg.filter(F.col("final")).select("*", F.row_number().over(last).alias("_n")) \
+        .filter((F.col("_n") == 1) & ~F.col("new_null")).select(
+            "sid", "task", "side", "key", "w_start", "size", "grace", "retention", "segment", "in_memory",
+            "hides_expired", "send_old", "new_text", "new_ts")
+    fetched = _emission_points(recs, finals)
+    start, store, retention = F.col("w_start"), F.col("at.store"), F.col("retention")
+    # [window_fetch_hides_expired] 3.4+: getActualFrom clips the fetch at storeClock - retention
+    # (the time-first schema keeps that bound itself); 3.3: the segments still live; in memory
+    # the fetch starts above storeClock - retention
+    shown = (F.when(F.col("in_memory"), start > store - retention)
+             .when(F.col("hides_expired"), start >= store - retention)
+             .otherwise(_segment(start) >= _segment(store - retention)))
+    fetched = fetched.select("*", shown.alias("shown"))
+    order_bytes = F.when(F.col("in_memory"), key_bytes(F.col("key"))) \
+        .otherwise(F.concat(key_bytes(F.col("key")), F.unhex(F.lit("00000000"))))
+    send_old = F.col("send_old")
+    return events(fetched, etype=F.when(F.col("shown"), F.lit(OUTPUT)).otherwise(F.lit(DROP)),
+                  task=F.col("at.task"), idx=F.col("at.idx"), g1=F.col("at.g1"), g2=F.col("at.g2"),
+                  g3=F.col("at.g3"), g4=F.col("at.g4"), key=windowed_key(start, F.col("size")), ts=F.col("new_ts"),
+                  f1=start, f2=order_bytes, f3=F.lit(0), n_null=F.lit(False), n_l=F.col("new_text"),
+                  o_kind=F.when(send_old, F.lit(OLD_NULL)).otherwise(F.lit(OLD_NONE)),
+                  text=F.when(~F.col("shown"), F.lit(DropReason.UNEMITTED_WINDOW.code)))
+
+
+def aggregated_windows(frame, features):
+    """(records, window rows, aggregated live rows) of a batch's windowed scenarios; each is read by
+    several branches, so computed once (lazy local checkpoints)."""
+    recs = records(frame, features).localCheckpoint(eager=False)
+    rows = window_rows(recs).localCheckpoint(eager=False)
+    agg = aggregates(rows.filter(F.col("live")), features).localCheckpoint(eager=False)
+    return recs, rows, agg
+
+
+def time_window_aggregate(frame, features=None):
+    """``frame``: records of window_aggregate scenarios, clustered by (scenario, task), with
+    configs (``window_settings`` columns) and processing order. Returns its events."""
+    needs = getattr(features, "windows", None) or Features()
+    recs, rows, agg = aggregated_windows(frame, features)
+    parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _update_events(agg)]
+    if needs.emit_final:
+        parts.append(_final_events(recs, agg))
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result

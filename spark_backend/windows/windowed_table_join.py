@@ -1,0 +1,148 @@
+"""The windowed-table join (seed 003's "WTable"): two time-windowed aggregations joined on
+(key, window) as KTables, with and without ``shift_ms``, set-based.
+
+Topology (scenario-format.md; the conformance files' DSL): ``L = left.groupByKey().windowedBy(W)
+.aggregate(...)``, ``R`` likewise over ``right``; without a shift ``L.join / leftJoin /
+outerJoin(R)``; with one, ``R2 = R.toStream().map(window shifted by shift_ms).toTable()`` (a
+key-value table, never expiring, fed through a repartition topic that TopologyTestDriver drains
+after each input, in the task that aggregated R) and ``L`` joined with ``R2``.
+
+- the two aggregations: ``time_window.py`` (each side its own processor, clock and window store);
+  an update of window ``[s, s + size)`` is joined at ``s`` (a right update at ``s + shift`` with a
+  shift). Every forwarded update reaches the join, a pre-2.1 update whose store forgot the window
+  included.
+- the other side's value, read when an update arrives (``KTableValueGetter``): a window store's
+  ``fetch(key, start)`` (``KStreamWindowAggregateValueGetter``) shows the side's last stored
+  aggregate of that window (a reduce's null deleted it) if the store still shows the window
+  (``time_window.window_store_shows``: in memory and RocksDB since KAFKA-12960 ``start > clock -
+  retention``; RocksDB before by its live segments); ``R2``'s key-value store its last stored value.
+  Both are windows ``last`` per (scenario, task, key, joined start) over the earlier updates.
+- ``R2``'s source (``KTableSource``): a put of the value the store holds (or a tombstone for an
+  absent key) is ignored in 2.6.0, 2.6.1 and 2.7.0 (KIP-557, ``ktable_emit_on_change``:
+  ``idempotent_update``).
+- old values: ``leftJoin`` makes L send old values, ``outerJoin`` both, ``send_old_values`` both and
+  the join too. An aggregation's old value is the stored aggregate or the initializer's (a fresh
+  count window's old value is 0, not null); ``R2``'s is its previous value.
+- the join processors: ``KTableKTableInnerJoin`` / ``LeftJoin`` / ``RightJoin`` / ``OuterJoin``, with
+  the same per-release rules as ``spark_backend.joins.table_table`` (``kip77_join_semantics``,
+  ``output_ts_max``: the result carries ``max(update ts, other's stored ts)`` since 2.3).
+
+Output order within one input: the order its aggregation forwarded the window updates.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from reference.model.codes import DropReason
+
+from spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
+                                               record_events, update_ts, window_store_shows, windowed_key)
+
+LEFT, RIGHT = 0, 1
+BEFORE = (Window.unboundedPreceding, -1)
+
+
+def _updates(agg):
+    """The window updates the aggregations forward, with the start they are joined at, the ts
+    they carry, and whether ``R2`` (the shifted right table) receives them."""
+    side, shift = F.col("side"), F.col("shift")
+    to_table = (side == RIGHT) & (shift != 0)
+    value = F.when(~F.col("new_null"), F.col("new_text"))
+    return agg.filter(~F.col("fail")).select(
+        "*", F.when(to_table, F.col("w_start") + shift).otherwise(F.col("w_start")).alias("j_start"),
+        to_table.alias("to_table"), value.alias("v"), update_ts().alias("u_ts"))
+
+
+def _with_table_source(updates):
+    """``R2``'s source: the previous value of its key (its old value) and KIP-557's skip."""
+    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy("seq").rowsBetween(*BEFORE)
+    previous = F.last(F.when(F.col("to_table"), F.struct(F.col("v"), F.col("u_ts").alias("t"))),
+                      ignorenulls=True).over(per_key)
+    frame = updates.select("*", previous.alias("r2_prev"))
+    prev_v, has_prev = F.col("r2_prev.v"), F.col("r2_prev").isNotNull()
+    same = F.when(F.col("v").isNull(), ~has_prev | prev_v.isNull()) \
+        .otherwise(has_prev & prev_v.eqNullSafe(F.col("v")) & (F.col("u_ts") >= F.col("r2_prev.t")))
+    # [ktable_emit_on_change] KIP-557 (2.6.0, 2.6.1, 2.7.0): putIfDifferentValues
+    skipped = F.col("to_table") & F.col("ktable_emit_on_change") & same
+    return frame.select("*", skipped.alias("r2_skipped"))
+
+
+def _other_state(frame):
+    """The other side's value (``o_v``, ``o_t``) as its getter returns it for this update."""
+    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy("seq").rowsBetween(*BEFORE)
+    state = F.struct(F.col("v"), F.col("u_ts").alias("t"))
+    in_store = ~F.col("dead")  # before 2.1 a forgotten window's update is not stored
+    left_state = F.last(F.when((F.col("side") == LEFT) & in_store, state), ignorenulls=True).over(per_key)
+    right_window = F.last(F.when((F.col("side") == RIGHT) & ~F.col("to_table") & in_store, state),
+                          ignorenulls=True).over(per_key)
+    right_table = F.last(F.when(F.col("to_table") & ~F.col("r2_skipped"), state), ignorenulls=True).over(per_key)
+    frame = frame.select("*", left_state.alias("st_l"), right_window.alias("st_rw"), right_table.alias("st_rt"))
+    left = F.col("side") == LEFT
+    shifted = F.col("shift") != 0
+    other = F.when(~left, F.col("st_l")).when(shifted, F.col("st_rt")).otherwise(F.col("st_rw"))
+    # a window store may no longer show the window (R2's key-value store always shows its keys)
+    clock = F.when(left, F.col("st1")).otherwise(F.col("st0"))
+    task_clock = F.when(left, F.col("sg1")).otherwise(F.col("sg0"))
+    shows = (left & shifted) | window_store_shows(F.col("j_start"), clock, task_clock)
+    return frame.select("*", F.when(shows, other.getField("v")).alias("o_v"),
+                        F.when(shows, other.getField("t")).alias("o_t"))
+
+
+def _args(side, mine, other):
+    """The joiner arguments (left, right) for this side's value ``mine`` and the other's ``other``."""
+    left_side = side == LEFT
+    return F.when(left_side, mine).otherwise(other), F.when(left_side, other).otherwise(mine)
+
+
+def _join_events(frame):
+    """The join processors' results (see ``spark_backend.joins.table_table`` for the rules)."""
+    side, join = F.col("side"), F.col("join")
+    # which sources send old values (KTableImpl#doJoin, enableSendingOldValues)
+    sends_old = F.col("send_old") | ((side == LEFT) & join.isin("left", "outer")) | ((side == RIGHT) & (join == "outer"))
+    source_old = F.when(F.col("to_table"), F.col("r2_prev.v")) \
+        .otherwise(F.when(~F.col("old_null"), F.col("old_text")))
+    new = F.col("v")
+    old = F.when(sends_old, source_old)
+    ov, ots = F.col("o_v"), F.col("o_t")
+    present = ov.isNotNull()
+    right_join_side = (join == "left") & (side == RIGHT)
+    kip77 = F.col("kip77_join_semantics")  # [kip77_join_semantics]
+    other = F.when(~kip77 & ~right_join_side & (join != "outer") & new.isNull() & old.isNull(), F.lit(None)) \
+        .otherwise(ov)
+    has_other = other.isNotNull()
+    emit = F.when(~kip77, F.lit(True)) \
+        .when((join == "inner") | right_join_side, present) \
+        .otherwise(present | new.isNotNull() | old.isNotNull())
+    new_null = F.when(join == "inner", new.isNull() | ~has_other) \
+        .when(right_join_side, ~has_other) \
+        .when(join == "left", new.isNull()) \
+        .otherwise(new.isNull() & ~has_other)
+    old_joined = F.when(join == "inner", old.isNotNull() & has_other) \
+        .when(right_join_side, has_other) \
+        .when(join == "left", old.isNotNull()) \
+        .otherwise(old.isNotNull() | has_other)
+    o_kind = F.when(~F.col("send_old"), F.lit(OLD_NONE)).when(old_joined, F.lit(OLD_JOINED)).otherwise(F.lit(OLD_NULL))
+    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the update's own
+    out_ts = F.when(F.col("output_ts_max") & present, F.greatest(F.col("u_ts"), ots)).otherwise(F.col("u_ts"))
+    n_l, n_r = _args(side, new, other)
+    o_l, o_r = _args(side, old, other)
+    f1, f3 = forward_order(frame)
+    skipped = F.col("r2_skipped")
+    etype = F.when(skipped, F.lit(DROP)).when(emit, F.lit(OUTPUT))
+    return events(frame, etype=etype, key=windowed_key(F.col("j_start"), F.col("size")), ts=out_ts,
+                  f1=f1, f2=F.lit(b""), f3=f3, n_null=new_null, n_l=n_l, n_r=n_r, o_kind=o_kind, o_l=o_l, o_r=o_r,
+                  text=F.when(skipped, F.lit(DropReason.IDEMPOTENT_UPDATE.code)))
+
+
+def windowed_table_join(frame, features=None):
+    """``frame``: records of windowed_table_join scenarios, clustered by (scenario, task), with
+    configs (``window_settings`` columns) and processing order. Returns its events."""
+    recs, rows, agg = aggregated_windows(frame, features)
+    joined = _other_state(_with_table_source(_updates(agg)))
+    parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _join_events(joined)]
+    result = parts[0]
+    for part in parts[1:]:
+        result = result.unionByName(part)
+    return result
