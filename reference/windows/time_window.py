@@ -215,10 +215,11 @@ class TimeWindowAggregate:
     def _drop_expired(self, key, value, ts, start, close, ctx):
         why = None
         if ctx.explain:
+            whose = "" if self.own_stream_time else " (the task's, which every record of the task moves in 2.1)"
             why = Why("expired_window",
                       f"{self.name} {show(key)}:{show(value)}@{ts} is too late for window [{start},{start + self.size}): "
-                      f"its end {start + self.size} <= close time {close} = stream time {self.stream_time} - grace "
-                      f"{self._grace_text()}; skipped for that window only ('Skipping record for expired window')",
+                      f"its end {start + self.size} <= close time {close} = stream time {self.stream_time}{whose} - "
+                      f"grace {self._grace_text()}; skipped for that window only ('Skipping record for expired window')",
                       ref=_REF_LATE)
         ctx.drop(DropReason.EXPIRED_WINDOW, why)
 
