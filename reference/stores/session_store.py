@@ -343,7 +343,8 @@ class RocksDBSessionStore(_SessionStore):
 
     def missed(self, key_id, earliest_end: int, latest_start: int):
         """Stored sessions a lookup reaches but does not return, each with why (for explanations):
-        ``"retention"`` (ending before the fetch floor) or ``"end_bound"`` (ending after
+        ``"retention"`` (ending before the fetch floor, 3.4+), ``"first_segment"`` (in a segment
+        older than the first one created, the 0.10.2 quirk) or ``"end_bound"`` (ending after
         ``latest_start``, 0.11.0-2.1.0). Cost: O(n)."""
         floor = self._fetch_floor
         out = []
@@ -351,7 +352,7 @@ class RocksDBSessionStore(_SessionStore):
             if e[0] < earliest_end or e[1] > latest_start:
                 continue
             if e[0] < floor:
-                out.append((e, "retention"))
+                out.append((e, "retention" if self.strict_fetch else "first_segment"))
             elif self.end_bounded_fetch and e[0] > latest_start:
                 out.append((e, "end_bound"))
         return out

@@ -246,6 +246,9 @@ class SessionAggregate:
             if why == "retention":
                 text += (f"; not merged with [{s},{e}]={show(agg)}: the store hides it, {self.store.explain_floor()} "
                          f"[window_fetch_hides_expired, KAFKA-12960] ({self._retention_text()})")
+            elif why == "first_segment":
+                text += (f"; not merged with [{s},{e}]={show(agg)}: the lookup skips it, {self.store.explain_floor()} "
+                         "[rocksdb_fetch_from_first_segment]")
             else:
                 text += (f"; not merged with [{s},{e}]={show(agg)}: it ends after {ts} + gap {gap}, beyond the lookup's "
                          "upper bound [session_fetch_end_bounded, KAFKA-7652]")
