@@ -114,8 +114,8 @@ def session_topology(draw, caps, suppress=False):
     assume(caps["session_windows"])
     gap = draw(st.sampled_from((1, 2, 3, 5, 10)))
     grace = _grace(draw, caps)
-    # retention_ms only with an explicit grace: the loader's minimum (gap + grace) would be wrong
-    # for the legacy default grace, which Kafka adds to the minimum
+    # retention_ms only with an explicit grace: with the legacy default grace the minimum Kafka
+    # accepts (gap + grace) is about a day, far beyond any timestamp drawn here
     minimum = gap + grace if grace is not None else None
     topo = {"operator": "session_aggregate", "gap_ms": gap, "grace_ms": grace, **_aggregate_fields(draw, caps, minimum)}
     return _maybe_suppress(draw, topo, caps, suppress)

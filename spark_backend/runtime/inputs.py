@@ -81,6 +81,7 @@ class Features:
     foreign_key: fk_settings.Features = fk_settings.Features()
     windows: window_settings.Features = window_settings.Features()
     session: session_settings.Features = session_settings.Features()
+    sliding: sliding_settings.Features = sliding_settings.Features()
     suppress: suppress_settings.Features = suppress_settings.Features()
     #: the settings of a one-scenario batch (a replay) as ``(column, value)`` pairs: they become
     #: literals, so Spark's optimizer folds the rules away and prunes the windows nobody reads
@@ -110,6 +111,7 @@ class Features:
                    foreign_key=fk_settings.Features.of(rows),
                    windows=window_settings.Features.of(rows),
                    session=session_settings.Features.of(rows),
+                   sliding=sliding_settings.Features.of(rows),
                    suppress=suppress_settings.Features.of(rows),
                    ts_sync=any(r["ts_sync"] for r in rows),
                    versioned=any(r["lver"] or r["rver"] for r in rows),

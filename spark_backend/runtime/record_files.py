@@ -38,6 +38,7 @@ How, without funnelling the rows through one task:
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Sequence
 
@@ -70,7 +71,7 @@ def _kind(data_type) -> str:
     return {"string": "string", "void": "null"}.get(name, data_type.simpleString())
 
 
-def _parse_jsonl(batches):
+def _parse_jsonl(batches, topics=TOPICS):
     """JSONL lines -> record columns (key/value as JSON text), plus what is wrong with a line."""
     import pyarrow as pa
 
@@ -80,7 +81,7 @@ def _parse_jsonl(batches):
             error, obj = None, {}
             try:  # the shared rules (reference.model.record_files), as the reference's reader
                 obj = parse_json(line)
-                check_record(obj, TOPICS)
+                check_record(obj, topics)
             except NotJson as exc:
                 error, obj = not_valid_json(exc.msg), {}
             except RecordProblem as exc:
@@ -97,13 +98,13 @@ def _parse_jsonl(batches):
                                          names=[n for n, _ in _PARSED])
 
 
-def _parse_jsonl_located(batches):
+def _parse_jsonl_located(batches, topics=TOPICS):
     """``_parse_jsonl`` keeping each line's file and position columns."""
     import pyarrow as pa
 
     for batch in batches:
         located = [batch.column(n) for n in ("file", "block", "pos")]
-        for parsed in _parse_jsonl([batch]):
+        for parsed in _parse_jsonl([batch], topics):
             yield pa.RecordBatch.from_arrays(parsed.columns + located, names=parsed.schema.names + ["file", "block", "pos"])
 
 
@@ -114,7 +115,7 @@ def _qualified(spark, path):
     return fs.makeQualified(hadoop_path).toString().rstrip("/")
 
 
-def _located_rows(spark, paths, fmt):
+def _located_rows(spark, paths, fmt, topics=TOPICS):
     """The rows with ``topic, partition, offset, ts, key, value, error`` (a JSONL line's parse
     error) and their location ``file, block, pos``."""
     from pyspark.sql import functions as F
@@ -136,7 +137,8 @@ def _located_rows(spark, paths, fmt):
     text = spark.read.text(paths).filter(F.trim("value") != "") \
         .select("value", F.col("_metadata.file_path").alias("file"),
                 F.col("_metadata.file_block_start").alias("block"), F.monotonically_increasing_id().alias("pos"))
-    return text.mapInArrow(_parse_jsonl_located, PARSED_DDL + ", file STRING, block BIGINT, pos BIGINT")
+    parse = functools.partial(_parse_jsonl_located, topics=tuple(topics))
+    return text.mapInArrow(parse, PARSED_DDL + ", file STRING, block BIGINT, pos BIGINT")
 
 
 def _not_json(name):
@@ -160,7 +162,7 @@ def _not_json(name):
     return bad, F.concat(F.lit(f"field {name} {MUST_BE_JSON_TEXT}"), text)
 
 
-def _row_problem(partitions, spark_json_checks=()):
+def _row_problem(partitions, spark_json_checks=(), topics=TOPICS):
     """What is wrong with a row on its own (null if nothing); ``spark_json_checks``: the columns
     whose JSON text Spark's parser checks (``_not_json``)."""
     from pyspark.sql import functions as F
@@ -173,7 +175,7 @@ def _row_problem(partitions, spark_json_checks=()):
         bad, problem = _not_json(name)
         problems = problems.when(bad, problem)
     return (problems
-            .when(~F.coalesce(F.col("topic").isin(*TOPICS), F.lit(False)), F.concat(F.lit("field topic must be one of left, right, got "),
+            .when(~F.coalesce(F.col("topic").isin(*topics), F.lit(False)), F.concat(F.lit(f"field topic must be one of {', '.join(topics)}, got "),
                                                         F.coalesce(F.col("topic"), F.lit("null"))))
             .when(F.col("ts").isNull() | (F.col("ts") < 0), F.lit("field ts must be a non-negative integer timestamp"))
             .when(F.col("partition").isNull(), F.lit("field partition must be a non-negative integer, got null"))
@@ -342,7 +344,7 @@ def _extractor_problems(keys, values, source, field):
 
 
 def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None,
-                      with_offsets: bool = True, canonical_values: bool = False, extractor=None):
+                      with_offsets: bool = True, canonical_values: bool = False, extractor=None, topics=TOPICS):
     """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
     folders: Parquet; anything else: JSONL), numbered and checked as the module docstring says
     (``partitions``: topic -> count, default 1); returns ``(records, RecordStats)``.
@@ -359,11 +361,11 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
     paths = [str(p) for p in paths]
     partitions = partitions or {}
     fmt = fmt or ("parquet" if all(p.rstrip("/").endswith(".parquet") for p in paths) else "jsonl")
-    raw = _located_rows(spark, paths, fmt)
+    raw = _located_rows(spark, paths, fmt, topics)
     # JSONL: key and value come from Python's parser (valid JSON). Parquet: keys are judged and
     # rewritten by Python (``_canonical``), values too with canonical_values, else by Spark's parser
     python_values = canonical_values and fmt == "parquet"
-    problem = _row_problem(partitions, ("value",) if fmt == "parquet" and not python_values else ())
+    problem = _row_problem(partitions, ("value",) if fmt == "parquet" and not python_values else (), topics)
     splits = raw.groupBy("file", "block").agg(
         F.count("*").alias("n"), F.min("pos").alias("first"),
         F.min(F.when(problem.isNotNull(), F.col("pos"))).alias("bad"),
@@ -412,7 +414,8 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
             raise ScenarioError(bad["file"], f"input record {bad['idx']}", bad["problem"])
     records = raw.select(
         F.lit(sid).cast("int").alias("sid"), F.col("idx").cast("bigint"),
-        F.when(F.col("topic") == "left", 0).otherwise(1).alias("side"), F.col("partition").cast("int").alias("task"),
+        # an aggregation's one topic, ``input``, is side 0 as a join's ``left`` (inputs.SIDES)
+        F.when(F.col("topic") == "right", 1).otherwise(0).alias("side"), F.col("partition").cast("int").alias("task"),
         off.cast("bigint").alias("off"), F.col("ts"), F.col("key"), F.col("value"),
     )
     return records, RecordStats(layout.total, layout.complex_values)

@@ -39,7 +39,7 @@ from reference.model.record_files import (OutputPathError, ReplaySummary, atomic
                                           clashing_input)
 from reference.model.render import sends_old_values
 from reference.model.scenario import load_scenario
-from reference.model.topology import key_extractor_of
+from reference.model.topology import OPERATOR_INPUT_TOPICS, key_extractor_of
 
 # absolute imports: spark-submit runs this file as a script
 from spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
@@ -67,7 +67,8 @@ def replay_frames(spark, scenario, record_paths=None):
                                            with_offsets=not as_listed,
                                            canonical_values=bool(configs_rows[0]["ktable_emit_on_change"])
                                            or scenario.topology.operator == "fk_join",
-                                           extractor=key_extractor_of(scenario.topology))
+                                           extractor=key_extractor_of(scenario.topology),
+                                           topics=OPERATOR_INPUT_TOPICS[scenario.topology.operator])
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))

@@ -37,6 +37,7 @@ from spark_backend.windows.time_window import time_window_aggregate
 from spark_backend.windows.windowed_table_join import windowed_table_join
 from spark_backend.windows.session import session_aggregate
 from spark_backend.windows.sliding import sliding_aggregate
+from spark_backend.suppress import stage as suppress_stage
 
 OPERATORS = {"stream_table_join": stream_table_join, "table_table_join": table_table_join,
              "stream_stream_join": stream_stream_join}
@@ -54,12 +55,16 @@ def batch_events(records, configs, features):
     from pyspark.sql import functions as F
 
     rows = with_processing_order(with_configs(by_task(records, features), configs, features), features)
+    if features.suppress.active:  # suppress asks its operator for old values (2.3+)
+        rows, features = suppress_stage.upstream(rows, features)
     # only the operators the batch has: every branch is planned and run even when it is empty
     parts = [run(rows.filter(F.col("op") == op), features) for op, run in OPERATORS.items()
              if op in features.operators]
     events = parts[0]
     for part in parts[1:]:
         events = events.unionByName(part)
+    if features.suppress.active:  # KTable#suppress: a function of the operator's events per task
+        events = suppress_stage.suppressed(events, rows, configs, features)
     return events
 
 
@@ -76,6 +81,11 @@ def output_order(row) -> tuple:
 def first_failure(failure_rows):
     """Kafka Streams dies at the first failing input in processing order: that FAILURE event."""
     return min(failure_rows, key=event_order, default=None)
+
+
+def drop_order(row) -> tuple:
+    """Drops of one input (a windowed aggregation drops once per window) in the order dropped."""
+    return row["idx"], row["f1"] or 0, bytes(row["f2"] or b""), row["f3"] or 0
 
 
 def before_failure(row, failed) -> bool:
@@ -130,7 +140,8 @@ def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = N
         if failed is not None:  # what the tasks did before it is kept, nothing after
             rows = [r for r in rows if before_failure(r, failed)]
         outputs = sorted((r for r in rows if r["etype"] == OUTPUT), key=output_order)
-        drops = sorted((r for r in rows if r["etype"] == DROP), key=lambda r: r["idx"])
+        # one input may drop several times (a window each): in the order its operator dropped
+        drops = sorted((r for r in rows if r["etype"] == DROP), key=drop_order)
         slots[sid] = RunResult(
             outputs=tuple(to_output_records(outputs, joiner_of)),
             drops=tuple(Drop(r["idx"], DropReason.from_code(r["text"])) for r in drops),

@@ -21,7 +21,7 @@ An entry's size is the shared model's :func:`reference.model.suppression.buffere
 new value bytes (the value serde's bytes of the *result* value: the joiner is applied here, or
 the aggregate as it is) and the topic of the record being processed (``settings.record_topics``).
 Buffer order and key identity are those of ``time_eviction``: (buffer time, key bytes, JSON type),
-the key text. Evicted entries are forwarded as there (``f1 = r``, ``f3`` = eviction count).
+the key text. Evicted entries are forwarded as there (``f1 = q``, ``f3`` = eviction count).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from spark_backend.runtime.outputs import FAILURE, OLD_JOINED, OLD_NONE, OUTPUT,
 from spark_backend.windows.replay_rows import arrow_batch
 
 #: what the pass reads of each change
-IN_COLUMNS = ("sid", "task", "r", "idx", "g1", "g2", "g3", "g4", "key", "ts", "st", "side", "n_null", "n_l", "n_r",
+IN_COLUMNS = ("sid", "task", "r", "q", "idx", "g1", "g2", "g3", "g4", "key", "ts", "st", "side", "n_null", "n_l", "n_r",
               "o_kind", "o_l", "o_r", "sup_report_old")
 #: what it writes: events (``outputs.EVENT_DDL``)
 OUT_DDL = ("etype INT, sid INT, task INT, idx BIGINT, g1 BIGINT, g2 BIGINT, g3 BIGINT, g4 BIGINT, "
@@ -125,7 +125,7 @@ def _event(etype, at, f3, key=None, ts=None, entry=None, text=None):
         report = at["sup_report_old"]
         values = (entry["n_null"], entry["n_l"], entry["n_r"], entry["o_kind"] if report else OLD_NONE,
                   entry["o_l"] if report else None, entry["o_r"] if report else None)
-    return (etype, at["sid"], at["task"], at["idx"], at["g1"], at["g2"], at["g3"], at["g4"], at["r"], b"", f3,
+    return (etype, at["sid"], at["task"], at["idx"], at["g1"], at["g2"], at["g3"], at["g4"], at["q"], b"", f3,
             key, ts) + values + (text,)
 
 

@@ -6,6 +6,11 @@ per (scenario, task) the events of a suppressed scenario, in output order (``g1.
 ``f1..f3``; ``etype`` and ``key`` only make a tie deterministic), are numbered ``r`` = 1, 2, ...
 The drops and failures of the operator are numbered too: suppress keeps them where they were.
 
+What suppress forwards while the task processes event ``r`` is ordered, among everything its
+input caused, where that event was: ``q``, the event's place among the events of its input in
+every task (an input can make several tasks forward: a windowed-table join's shifted right
+window is joined in the task of its repartition topic's partition), then its own eviction order.
+
 Stream time at change ``r`` (``st``):
 
 - 2.2+ [``suppress_observed_stream_time``, KAFKA-7895]: ``observedStreamTime``, the running max of
@@ -36,13 +41,21 @@ from spark_backend.runtime.outputs import OUTPUT, OUTPUT_ORDER
 WINDOWED_KEY = r'^\{"key":(.*),"start":(-?[0-9]+),"end":(-?[0-9]+)\}$'
 #: the output order of a task's events, then what makes two tied events' order deterministic
 TASK_ORDER = OUTPUT_ORDER[1:] + ("etype", "key")
+#: the output order of one input's events (every task), ties made deterministic
+INPUT_ORDER = ("f1", "f2", "f3", "task", "etype", "key")
 
 
-def ranked(events):
+def ranked(events, features):
     """Events of suppressed scenarios (with the ``sup*`` settings) -> adds ``r``, their position in
-    their task's output order."""
+    their task's output order, and ``q``, their position among the events of their input. Where
+    every input's events are in one task (``settings.Features.cross_task`` false), ``r`` orders
+    them as well as ``q`` would: no second window (a shuffle by input) is needed."""
     in_task = Window.partitionBy("sid", "task").orderBy(*TASK_ORDER)
-    return events.select("*", F.row_number().over(in_task).cast("bigint").alias("r"))
+    frame = events.select("*", F.row_number().over(in_task).cast("bigint").alias("r"))
+    if not features.suppress.cross_task:
+        return frame.select("*", F.col("r").alias("q"))
+    in_input = Window.partitionBy("sid", "idx").orderBy(*INPUT_ORDER)
+    return frame.select("*", F.row_number().over(in_input).cast("bigint").alias("q"))
 
 
 def task_stream_times(rows):

@@ -20,7 +20,9 @@ Two ways to compute a suppression (``sup_sequential``):
 Besides the columns, a config row carries (as keys that are no column) what the sequential pass
 needs on the executors: the plan itself, the topic name of each input side (the record context's
 topic, part of the byte-size estimate) and the scenario's joiner (a name or a Python API callable),
-read by :meth:`Features.of`.
+and whether one input's results can reach suppress in several tasks (an FK join's responses go
+to the tasks of their primary keys; a windowed-table join's shifted right windows are joined in
+the task of their repartition topic's partition), read by :meth:`Features.of`.
 """
 from __future__ import annotations
 
@@ -34,8 +36,9 @@ _COLUMNS = (
     ("sup", "BOOLEAN", "the result is suppressed (KTable#suppress, KIP-328; suppress_operator: the loader "
                        "rejects it before 2.1)"),
     ("sup_window_end", "BOOLEAN", "buffer time = the window end (untilWindowCloses); else the record ts"),
-    ("sup_wait", "BIGINT", "suppressDurationMillis: the time limit or the window close delay (null when it "
-                           "is no Java long: the sequential pass reads the plan)"),
+    ("sup_wait", "BIGINT", "suppressDurationMillis: the time limit or the window close delay (0 when it is "
+                           "negative or no Java long, where the sequential pass reads the plan, and without "
+                           "suppress: never null, so the pandas column stays int64, exact up to Long.MAX_VALUE)"),
     ("sup_drop_tombstones", "BOOLEAN", "safeToDropTombstones (untilWindowCloses)"),
     ("sup_sequential", "BOOLEAN", "computed by the per-task sequential pass (bounded buffer or negative wait)"),
     ("sup_report_old", "BOOLEAN", "the scenario's output reports old values (send_old_values)"),
@@ -46,22 +49,29 @@ _COLUMNS = (
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="suppress_observed_stream_time")
 #: keys of a config row that are no column (see the module docstring)
-PLAN_KEY, TOPICS_KEY, JOINER_KEY = "_sup_plan", "_sup_topics", "_sup_joiner"
+PLAN_KEY, TOPICS_KEY, JOINER_KEY, CROSS_TASK_KEY = "_sup_plan", "_sup_topics", "_sup_joiner", "_sup_cross_task"
 
 #: the FK join's results reach suppress while its task processes the subscription response topic
 #: (``reference.foreign_key.instructions.RESPONSE_TOPIC``; a test keeps the two equal)
 FK_RESPONSE_TOPIC = "fk-subscription-response"
+#: a windowed-table join with ``shift_ms`` joins the right windows after ``toStream().map()
+#: .toTable()``, which reads them back from a repartition topic: the right side's results reach
+#: suppress while that topic is processed (``reference.windows.windowed_table_join
+#: .SHIFTED_RIGHT_TOPIC``; a test keeps the two equal)
+SHIFTED_RIGHT_TOPIC = "right-shifted-repartition"
 #: an aggregation reads the topic ``input`` (side 0)
 AGGREGATIONS = ("session_aggregate", "window_aggregate", "sliding_aggregate")
 
 
-def record_topics(operator: str) -> tuple:
-    """The record context's topic name per input side (0, 1) when a result of ``operator``
+def record_topics(spec) -> tuple:
+    """The record context's topic name per input side (0, 1) when a result of ``spec``'s operator
     reaches suppress: the byte-size estimate counts its length."""
-    if operator == "fk_join":
+    if spec.operator == "fk_join":
         return FK_RESPONSE_TOPIC, FK_RESPONSE_TOPIC
-    if operator in AGGREGATIONS:
+    if spec.operator in AGGREGATIONS:
         return "input", "input"
+    if spec.operator == "windowed_table_join" and spec.shift_ms:
+        return "left", SHIFTED_RIGHT_TOPIC
     return "left", "right"
 
 
@@ -77,20 +87,22 @@ def config_fields(scenario) -> dict:
     spec, profile = scenario.topology, scenario.profile
     if getattr(spec, "suppress", None) is None:
         fields = {name: None for name in CONFIG_COLUMNS}
-        fields["sup"] = False
+        fields.update(sup=False, sup_wait=0)
         return fields
     plan = suppression_plan(spec, profile)
     sequential = is_sequential(plan)
     fields = {
         "sup": True, "sup_window_end": plan.time_definition == "window_end",
-        "sup_wait": plan.duration_ms if 0 <= plan.duration_ms <= JAVA_LONG_MAX else None,
+        "sup_wait": plan.duration_ms if 0 <= plan.duration_ms <= JAVA_LONG_MAX else 0,
         "sup_drop_tombstones": plan.safe_to_drop_tombstones, "sup_sequential": sequential,
         "sup_report_old": bool(spec.send_old_values), "sup_key_kind": plan.key_kind,
     }
     fields.update((rule, getattr(profile, rule)) for rule in RULE_COLUMNS)
+    fields[CROSS_TASK_KEY] = scenario.config.task_count > 1 and (
+        spec.operator == "fk_join" or (spec.operator == "windowed_table_join" and bool(spec.shift_ms)))
     if sequential:
         fields[PLAN_KEY] = plan
-        fields[TOPICS_KEY] = record_topics(spec.operator)
+        fields[TOPICS_KEY] = record_topics(spec)
         fields[JOINER_KEY] = (getattr(spec, "joiner", None), getattr(spec, "joiner_separator", None))
     return fields
 
@@ -111,8 +123,8 @@ class SequentialScenario:
 class Features:
     """Which parts of suppress a batch needs (read on the driver from the config rows)."""
 
-    #: some scenario is suppressed
-    active: bool = True
+    #: the suppressed scenarios (their ids)
+    sids: tuple = ()
     #: some set-based scenario waits for its window's end (untilWindowCloses)
     window_end: bool = True
     #: some set-based scenario waits a time limit (its per-key episodes: ``episodes``)
@@ -123,6 +135,13 @@ class Features:
     sequential: tuple = ()
     #: some FK join is suppressed and so asked for old values (suppress_enables_old_values)
     fk_old_values: bool = True
+    #: some scenario's input can make several tasks forward (see the module docstring)
+    cross_task: bool = True
+
+    @property
+    def active(self) -> bool:
+        """Is some scenario of the batch suppressed?"""
+        return bool(self.sids)
 
     @classmethod
     def of(cls, config_rows):
@@ -130,8 +149,9 @@ class Features:
         set_based = [r for r in rows if not r["sup_sequential"]]
         sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY])
                            for r in rows if r["sup_sequential"])
-        return cls(active=bool(rows), window_end=any(r["sup_window_end"] for r in set_based),
+        return cls(sids=tuple(r["sid"] for r in rows), window_end=any(r["sup_window_end"] for r in set_based),
                    time_limit=any(not r["sup_window_end"] for r in set_based),
                    task_stream_time=any(not r["suppress_observed_stream_time"] for r in rows),
                    sequential=sequential,
-                   fk_old_values=any(r["op"] == "fk_join" and r["suppress_enables_old_values"] for r in rows))
+                   fk_old_values=any(r["op"] == "fk_join" and r["suppress_enables_old_values"] for r in rows),
+                   cross_task=any(r[CROSS_TASK_KEY] for r in rows))

@@ -24,7 +24,8 @@ episode's latest change (a change is emitted iff the key's next change comes aft
   episode ends depends on where it began: a fold per key (``episodes``) chains them.
 
 An evicted entry is forwarded while the task processes change ``e``: attributed to e's input
-(``idx``, ``g1..g4``), ordered by ``f1 = e`` and then its place in the buffer (``f3``), with the
+(``idx``, ``g1..g4``), ordered by ``f1`` = e's place among its input's events (``q``) and then its
+place in the buffer (``f3``), with the
 timestamp, value and old value of its latest change. A tombstone is not forwarded when it is safe
 to drop (untilWindowCloses).
 """

@@ -15,7 +15,18 @@ def windowed_key_text(key_text: str, start: int, end: int) -> str:
 
 def json_value(value):
     """A value as compact JSON text (``spark_backend.runtime.inputs.json_text``), None for null."""
-    return None if value is None else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if value is None:
+        return None
+    if value.__class__ is int:  # the hot case (count, sum): its text is its JSON
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_type(name: str, fields):
+    """A light record class over ``fields`` (one per input row of a replay)."""
+    from collections import namedtuple
+
+    return namedtuple(name, fields)
 
 
 def arrow_batch(rows, ddl: str):

@@ -23,16 +23,20 @@ What is set-based and what is not:
   key, position); 2.1 and leaky in-memory emit-final stores replay a whole task (see there).
 - emit on window close (KIP-825, 3.3+), set-based from the replay's session versions: a session
   ending at E is forwarded by the first record of its task whose close time passes E (the record
-  that first raises the stream time above E + close offset: a running "next" over the task's
-  stream-time-raising records, found by one window over those records and the versions), if that
-  version is still stored then (not merged away or overwritten before or by that record) and the
-  range fetch still sees it: the time-ordered RocksDB store's ``fetchSessions`` reads the live
-  segments (no retention filter), the in-memory store drops sessions ending before the clock minus
-  the retention (so with the default retention it emits nothing: digest B.4). Order within one
-  record: by end, then start and key bytes (RocksDB) or key bytes (in memory).
+  that first raises the stream time above E + close offset), if that version is still stored then
+  (not merged away or overwritten before or by that record), unless the store forgot it first: the
+  time-ordered RocksDB store drops whole segments at its puts (its ``fetchSessions`` has no
+  retention filter), the in-memory store drops sessions ending before the clock minus the
+  retention at every read (so with the default retention it emits nothing: digest B.4). A session
+  forgotten before an emission range reached it is lost (``unemitted_window``, a drop of the record
+  whose read forgot it). Both "first record whose clock passes E" are found by one window each
+  over the task's records and the versions (a running "next" in descending order). Order within
+  one record: by end, then start and key bytes (RocksDB) or key bytes (in memory).
+- a put the store rejects (an in-memory put ending at or before the clock minus the retention, a
+  RocksDB put into a dead segment) is an ``expired_window_put`` drop; the result was forwarded.
 
 Output order within one input (``f1..f3``): tombstones in fetch order, then the update (``f1`` =
-rank); final results by (end, fetch order).
+rank); final results after them, in fetch order.
 """
 from __future__ import annotations
 
@@ -41,9 +45,9 @@ from pyspark.sql import functions as F
 
 from reference.model.codes import DropReason
 
-from spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, events
+from spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, OUTPUT, events
 from spark_backend.runtime.prefix_scan import MAX, Running, running
-from spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_batches
+from spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
 from spark_backend.windows.store_models import floor_column
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
@@ -62,7 +66,7 @@ def _clocks(frame, features):
         Running("_tt", MAX, ts, inclusive=True),
     ], ORDER, getattr(features, "task_scan_block", None))
     # [session_own_stream_time] KAFKA-7895 (2.2): the processor's own stream time; 2.1 the task's
-    clock = F.when(F.col("session_own_stream_time"), F.col("_st")).otherwise(F.col("_tt"))
+    clock = F.when(F.col("sw_task_clock"), F.col("_tt")).otherwise(F.col("_st"))
     return frame.select(
         "*", F.col("_st_b").alias("fetch_clock"), clock.alias("put_clock"),
         (clock - F.col("sw_close_offset")).alias("close"),
@@ -70,36 +74,61 @@ def _clocks(frame, features):
     ).drop("_tt")
 
 
-def _replayed(records):
+def _replayed(records, callables):
     """The per-key (or per-task) replay of the non-null-key records."""
     rows = records.filter(F.col("key").isNotNull()).select(*IN_COLUMNS)
     return rows.repartition("sid", "task", "scope").sortWithinPartitions("sid", "task", "scope", "seq") \
-        .mapInArrow(replay_batches, OUT_DDL)
+        .mapInArrow(replay_function(callables), OUT_DDL)
 
 
 def _final_results(records, versions):
-    """Emit-on-window-close results of the per-key replays (see the module docstring)."""
-    ts = F.col("ts")
-    raises = F.col("key").isNotNull() & (F.col("_st_b").isNull() | (ts > F.col("_st_b")))
+    """Emit-on-window-close results of the per-key replays (see the module docstring): each
+    session version is emitted by the first record of its task whose close time passes its end,
+    unless the store forgot it first: then it is lost (``unemitted_window``) at the record whose
+    read forgot it."""
+    ts, st_b = F.col("ts"), F.col("_st_b")
+    raises = st_b.isNull() | (ts > st_b)
+    emits = raises & (F.col("close") >= 1)
+    # the store forgets sessions ending below this floor while the record is processed: an
+    # in-memory store at each read (the record's own fetch and put at the clock before it, its
+    # emit-final fetch at the clock after it), a RocksDB store at each put (dropping segments)
+    forget_clock = F.when(F.col("sw_in_memory") & ~emits, st_b).otherwise(ts)
+    forgets = floor_column(F.col("sw_emit_model"), forget_clock, F.col("sw_retention"), F.col("sw_segment"))
     at = F.struct(F.col("seq").alias("seq"), F.col("idx").alias("idx"),
-                  *[F.col(c).alias(c) for c in ("g1", "g2", "g3", "g4")],
-                  floor_column(F.col("sw_emit_model"), ts, F.col("sw_retention"), F.col("sw_segment")).alias("floor"))
-    frontier = records.filter(F.col("sw_final") & ~F.col("sw_per_task") & raises).select(
-        "sid", "task", ts.alias("_sort"), F.lit(FRONTIER).alias("_kind"), at.alias("_at"))
-    sessions = versions.select("*", F.col("v_after").alias("_sort"), F.lit(SESSION).alias("_kind"),
-                               F.lit(None).cast(frontier.schema["_at"].dataType).alias("_at"))
-    both = frontier.unionByName(sessions, allowMissingColumns=True)
-    # descending: the rows before a session are the stream-time-raising records above its
-    # v_after; the nearest one is the first record whose close time passes its end
-    nearest = Window.partitionBy("sid", "task").orderBy(F.col("_sort").desc(), F.col("_kind").desc()) \
-        .rowsBetween(Window.unboundedPreceding, -1)
-    both = both.select("*", F.last("_at", ignorenulls=True).over(nearest).alias("_emit"))
-    emit = F.col("_emit")
-    emitted = both.filter((F.col("_kind") == SESSION) & emit.isNotNull() & (F.col("v_born") < emit.getField("seq"))
-                          & (F.col("v_died").isNull() | (F.col("v_died") > emit.getField("seq")))
-                          & (F.col("v_end") >= emit.getField("floor")))
-    return events(emitted, idx=emit.getField("idx"), g1=emit.getField("g1"), g2=emit.getField("g2"),
-                  g3=emit.getField("g3"), g4=emit.getField("g4"))
+                  *[F.col(c).alias(c) for c in ("g1", "g2", "g3", "g4")])
+    mine = records.filter(F.col("sw_final") & ~F.col("sw_per_task") & F.col("key").isNotNull())
+    closers = mine.filter(raises).select("sid", "task", ts.alias("_close_sort"), F.lit(FRONTIER).alias("_kind"),
+                                         F.col("seq").alias("_seq"), at.alias("_closer"))
+    forgetters = mine.select("sid", "task", forgets.alias("_forget_sort"), F.lit(FRONTIER).alias("_kind"),
+                             F.col("seq").alias("_seq"), at.alias("_forgetter"))
+    struct_type = closers.schema["_closer"].dataType
+    sessions = versions.select("*", F.col("v_after").alias("_close_sort"), F.col("v_end").alias("_forget_sort"),
+                               F.lit(SESSION).alias("_kind"), F.lit(None).cast("bigint").alias("_seq"),
+                               F.lit(None).cast(struct_type).alias("_closer"),
+                               F.lit(None).cast(struct_type).alias("_forgetter"))
+    both = closers.unionByName(forgetters, allowMissingColumns=True).unionByName(sessions, allowMissingColumns=True)
+
+    def first_above(sort, value):
+        # descending: the rows before a session are the records whose value passes its own; the
+        # nearest is the first of them in processing order (ties: the smaller position last)
+        nearest = Window.partitionBy("sid", "task").orderBy(F.col(sort).desc(), F.col("_kind").desc(),
+                                                            F.col("_seq").desc()) \
+            .rowsBetween(Window.unboundedPreceding, -1)
+        return F.last(value, ignorenulls=True).over(nearest)
+
+    both = both.select("*", first_above("_close_sort", "_closer").alias("_emit"))
+    both = both.select("*", first_above("_forget_sort", "_forgetter").alias("_lost"))
+    emit, lost = F.col("_emit"), F.col("_lost")
+    # lost when the store forgets it at or before the record whose close time passes its end (the
+    # emit-final fetch reads after that record's own reads)
+    is_lost = lost.isNotNull() & (emit.isNull() | (lost.getField("seq") <= emit.getField("seq")))
+    where = F.when(is_lost, lost).otherwise(emit)
+    alive = (where.isNotNull() & (F.col("v_born") < where.getField("seq"))
+             & (F.col("v_died").isNull() | (F.col("v_died") > where.getField("seq"))))
+    reached = both.filter((F.col("_kind") == SESSION) & alive)
+    return events(reached, etype=F.when(is_lost, F.lit(DROP)).otherwise(F.lit(OUTPUT)),
+                  text=F.when(is_lost, F.lit(DropReason.UNEMITTED_WINDOW.code)), idx=where.getField("idx"),
+                  g1=where.getField("g1"), g2=where.getField("g2"), g3=where.getField("g3"), g4=where.getField("g4"))
 
 
 def session_aggregate(frame, features=None):
@@ -111,7 +140,7 @@ def session_aggregate(frame, features=None):
                        f3=F.lit(0), n_null=F.lit(False), o_kind=F.lit(OLD_NONE),
                        text=F.lit(DropReason.NULL_KEY.code))
     needs = getattr(features, "session", None)
-    replayed = _replayed(records)
+    replayed = _replayed(records, needs.callables if needs is not None else ())
     if needs is not None and not needs.final_per_key:
         return null_keys.unionByName(replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS))
     replayed = replayed.localCheckpoint(eager=False)

@@ -35,7 +35,7 @@ from reference.model.codes import DropReason, FailureCode
 from reference.model.keys import serialized_key
 
 from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
-from spark_backend.windows.replay_rows import arrow_batch, json_value as _json, windowed_key_text
+from spark_backend.windows.replay_rows import arrow_batch, json_value as _json, record_type, windowed_key_text
 from spark_backend.windows.store_models import BY_CLOCK, floor
 
 EVENT, VERSION = 0, 1
@@ -56,9 +56,17 @@ IN_COLUMNS = (
     "session_late_before_close", "session_output_ts_window_end", "session_fetch_end_bounded",
     "session_emit_final_iterator_leak", "zero_cache_strips_caching_layer", "session_cache_finds_previous",
 )
+#: one input row as the replay reads it
+_Record = record_type("SessionRecord", ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value",
+                                        "fetch_clock", "put_clock", "close"))
 _MIN = -(1 << 63)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
 _NULL_SUM = FailureCode.AGGREGATOR_NULL_VALUE.code
+_UNEMITTED = DropReason.UNEMITTED_WINDOW.code
+_EXPIRED_PUT = DropReason.EXPIRED_WINDOW_PUT.code
+#: ``f1`` of the results (and lost sessions) of an emit-final range fetch: after everything the
+#: record itself did; ``f2`` orders them as the fetch returns them
+FINAL_RANK = 1 << 62
 
 
 class _Settings:
@@ -73,9 +81,12 @@ class _Settings:
         self.close_offset = c["sw_close_offset"][i]
         self.final, self.in_memory = c["sw_final"][i], c["sw_in_memory"][i]
         name, sep = c["sw_agg"][i], c["sw_merge_sep"][i]
-        if (name, sep) not in aggregations:
-            aggregations[(name, sep)] = aggregation_of(name, sep)
-        self.agg = aggregations[(name, sep)]
+        if name is None:  # a Python API aggregation, shipped with the function
+            self.agg = aggregations[c["sid"][i]]
+        else:
+            if (name, sep) not in aggregations:
+                aggregations[(name, sep)] = aggregation_of(name, sep)
+            self.agg = aggregations[(name, sep)]
         self.fetch_model, self.put_model, self.emit_model = (c["sw_fetch_model"][i], c["sw_put_model"][i],
                                                              c["sw_emit_model"][i])
         self.aggregate_first, self.per_task = c["sw_aggregate_first"][i], c["sw_per_task"][i]
@@ -130,14 +141,13 @@ class SessionReplay:
         self.last_put_clock = None
         self.last_emit_close = None
         self.leaked_min = None  # the smallest position of a leaked emit-final iterator
-        self.removed_below = None  # what an in-memory store with leaked iterators has removed
         self._f1 = 0  # the rank of the next event of the current record
         self._floor = None  # the current record's fetch floor
 
     # --- output rows -------------------------------------------------------------------------
     def _row(self, r, etype, f1, key=None, ts=None, n_null=False, n_l=None, o_kind=OLD_NONE, o_l=None, text=None,
              f2=b"", f3=0, kind=EVENT, v=(None, None, None, None)):
-        self.out.append((etype, r["sid"], r["task"], r["idx"], r["g1"], r["g2"], r["g3"], r["g4"], f1, f2, f3, key,
+        self.out.append((etype, r.sid, r.task, r.idx, r.g1, r.g2, r.g3, r.g4, f1, f2, f3, key,
                          ts, n_null, n_l, None, o_kind, o_l, None, text, kind) + v)
 
     def _version(self, r, sessions, window, value, died):
@@ -145,19 +155,19 @@ class SessionReplay:
         position ``died`` (None: still stored when the replay ended, or forgotten by the store)."""
         end, start = window
         agg, born = value
-        f2, f3 = self._fetch_order(sessions.key, start)
-        self._row(r, OUTPUT, end, key=windowed_key_text(sessions.key, start, end), ts=end, n_l=_json(agg), f2=f2,
+        f2, f3 = self._fetch_order(sessions.key, start, end)
+        self._row(r, OUTPUT, FINAL_RANK, key=windowed_key_text(sessions.key, start, end), ts=end, n_l=_json(agg), f2=f2,
                   f3=f3, o_kind=OLD_NULL if self.s.send_old else OLD_NONE, kind=VERSION,
                   v=(end, end + self.s.close_offset, born, died))
 
-    def _fetch_order(self, key, start):
-        """Where a session stands among those of one end in the emit-final range fetch: the
-        time-ordered RocksDB store orders by (end, start, key bytes), the in-memory one by
-        (end, key bytes, start descending)."""
+    def _fetch_order(self, key, start, end):
+        """``(f2, f3)``: where a session stands in the emit-final range fetch: the time-ordered
+        RocksDB store orders by (end, start, key bytes), the in-memory one by (end, key bytes,
+        start descending); ends and starts are never negative, so big-endian bytes sort as numbers."""
         key_bytes = serialized_key(json.loads(key))
         if self.s.in_memory:
-            return key_bytes, -start
-        return start.to_bytes(8, "big", signed=True) + key_bytes, 0
+            return end.to_bytes(8, "big") + key_bytes, -start
+        return end.to_bytes(8, "big") + start.to_bytes(8, "big") + key_bytes, 0
 
     def _remove(self, r, sessions, i, died):
         if self.versions:
@@ -172,8 +182,8 @@ class SessionReplay:
             # 2.1: segments expire by the task's stream time at the store's last put
             return floor(s.fetch_model, self.last_put_clock, s.retention, s.segment)
         if s.leak:
-            return self._leaky_removal(r, r["fetch_clock"])
-        return floor(s.fetch_model, r["fetch_clock"], s.retention, s.segment)
+            return self._leaky_removal(r, r.fetch_clock)
+        return floor(s.fetch_model, r.fetch_clock, s.retention, s.segment)
 
     def _leaky_removal(self, r, clock):
         """``InMemorySessionStore#removeExpiredSegments`` with leaked iterators: nothing at or after
@@ -181,16 +191,21 @@ class SessionReplay:
         f = max(0, floor(BY_CLOCK, clock, self.s.retention, self.s.segment))
         if self.leaked_min is not None:
             f = min(f, self.leaked_min)
-        if self.removed_below is None or f > self.removed_below:
-            self.removed_below = f
         for sessions in self.keys.values():
             self._forget_below(r, sessions, f)
         return f
 
     def _forget_below(self, r, sessions, end_floor):
-        """The store no longer holds the sessions ending before ``end_floor``."""
+        """The store no longer holds the sessions ending before ``end_floor``; a per-task replay
+        under emit-on-window-close remembers those no emission range has reached yet (lost)."""
         k = sessions.from_end(end_floor)
         for _ in range(k):
+            if self.s.per_task and self.s.final:
+                end, start = sessions.windows[0]
+                if self.last_emit_close is None or end >= self.last_emit_close:
+                    # no emission range reached it: never emitted, lost at this record
+                    f2, f3 = self._fetch_order(sessions.key, start, end)
+                    self._row(r, DROP, FINAL_RANK, f2=f2, f3=f3, text=_UNEMITTED)
             self._remove(r, sessions, 0, None)
 
     def candidates(self, sessions, ts, fetch_floor):
@@ -213,7 +228,7 @@ class SessionReplay:
         if self.failed:
             return
         s = self.s
-        key, ts = r["key"], r["ts"]
+        key, ts = r.key, r.ts
         sessions = self.keys.get(key)
         if sessions is None:
             sessions = self.keys[key] = _KeySessions(key)
@@ -226,7 +241,7 @@ class SessionReplay:
             e, st = sessions.windows[i]
             agg = agg_fn.merge(None, agg, sessions.values[i][0])
             start, end = min(start, st), max(end, e)
-        close = r["close"]
+        close = r.close
         # [session_late_before_close] KAFKA-8289 (2.2.1): late when the merged session ends before
         # the close time; 2.1-2.2.0 also when it ends at it. Before 2.1 nothing is late.
         if close is not None and (end < close if s.late_before_close else end <= close):
@@ -238,8 +253,9 @@ class SessionReplay:
 
     def _accept(self, r, sessions, found, agg, start, end):
         s = self.s
-        ts, seq = r["ts"], r["seq"]
-        value = None if r["value"] is None else json.loads(r["value"])
+        ts, seq = r.ts, r.seq
+        # count never reads the value: skip parsing it
+        value = None if r.value is None or s.agg.name == "count" else json.loads(r.value)
         self._f1 = 0
         if s.aggregate_first:  # [windowed_grace] before 2.1 the aggregator ran first
             agg = self._aggregate(r, value, agg)
@@ -283,7 +299,7 @@ class SessionReplay:
         else:
             o_kind, o_l = OLD_NULL, None  # the update's old value is always null
         # [session_output_ts_window_end] KAFKA-6455 (2.3): the session's end, before the record's ts
-        self._row(r, OUTPUT, self._f1, key=windowed_key_text(key, start, end), ts=end if s.ts_window_end else r["ts"],
+        self._row(r, OUTPUT, self._f1, key=windowed_key_text(key, start, end), ts=end if s.ts_window_end else r.ts,
                   n_null=new is None, n_l=_json(new), o_kind=o_kind, o_l=o_l)
         self._f1 += 1
 
@@ -311,21 +327,23 @@ class SessionReplay:
 
     def _put(self, r, sessions, start, end, agg):
         s = self.s
-        seq, put_clock = r["seq"], r["put_clock"]
+        seq, put_clock = r.seq, r.put_clock
         if s.per_task and not s.in_memory:
             self.last_put_clock = put_clock
         put_floor = floor(s.put_model, put_clock, s.retention, s.segment)
         existing = sessions.find(end, start)
-        if agg is None:  # a null aggregate (a reduce of a null value): the put is a delete
+        if end < put_floor:  # the store skips a put into an expired segment (in memory: at or before clock - retention)
+            self._row(r, DROP, self._f1, text=_EXPIRED_PUT)
+            self._f1 += 1
+        elif agg is None:  # a null aggregate (a reduce of a null value): the put is a delete
             if existing is not None:
                 self._remove(r, sessions, existing, seq)
-        elif end >= put_floor:
+        else:
             if existing is not None:
                 self._remove(r, sessions, existing, seq)
             i = bisect_left(sessions.windows, (end, start))
             sessions.windows.insert(i, (end, start))
             sessions.values.insert(i, [agg, seq])
-        # else: the store skips a put into an expired segment (in memory: at or before clock - retention)
         if not s.leak:
             self._forget_below(r, sessions, put_floor)
 
@@ -334,7 +352,7 @@ class SessionReplay:
         """``maybeForwardFinalResult`` of a per-task replay: every key's sessions ending in
         ``[max(0, lastEmitCloseTime), closeTime - 1]`` once the close time moved on."""
         s = self.s
-        close = r["close"]
+        close = r.close
         if close is None or (self.last_emit_close is not None and self.last_emit_close >= close):
             return
         upper = close - 1
@@ -344,22 +362,22 @@ class SessionReplay:
         if upper < lower:
             return
         if s.leak:
-            self._leaky_removal(r, r["put_clock"])
+            self._leaky_removal(r, r.put_clock)
             emit_floor = lower
         else:
-            emit_floor = max(lower, floor(s.emit_model, r["put_clock"], s.retention, s.segment))
+            emit_floor = max(lower, floor(s.emit_model, r.put_clock, s.retention, s.segment))
         found = []
         for sessions in self.keys.values():
             for i in range(sessions.from_end(emit_floor), len(sessions.windows)):
                 end, start = sessions.windows[i]
                 if end > upper:
                     break
-                f2, f3 = self._fetch_order(sessions.key, start)
+                f2, f3 = self._fetch_order(sessions.key, start, end)
                 found.append((end, f2, f3, sessions.key, start, sessions.values[i][0]))
-        found.sort(key=lambda x: (x[0], x[1], x[2]))
-        for n, (end, _, _, key, start, agg) in enumerate(found):
-            self._row(r, OUTPUT, n, key=windowed_key_text(key, start, end), ts=end, n_null=agg is None,
-                      n_l=_json(agg), o_kind=OLD_NULL if s.send_old else OLD_NONE)
+        found.sort(key=lambda x: (x[1], x[2]))
+        for end, f2, f3, key, start, agg in found:
+            self._row(r, OUTPUT, FINAL_RANK, f2=f2, f3=f3, key=windowed_key_text(key, start, end), ts=end,
+                      n_null=agg is None, n_l=_json(agg), o_kind=OLD_NULL if s.send_old else OLD_NONE)
         if s.leak:
             # the iterator is never closed: it stays at the last end it reached (0 if it found none)
             position = found[-1][0] if found else 0
@@ -374,17 +392,25 @@ class SessionReplay:
                     self._version(r, sessions, w, v, None)
 
 
-def replay_batches(batches):
-    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> OUT_DDL rows."""
-    aggregations = {}
+def replay_function(callables=()):
+    """The ``mapInArrow`` body; ``callables``: ``((sid, Aggregation), ...)`` of the Python API."""
+    def replay(batches):
+        return replay_batches(batches, dict(callables))
+
+    return replay
+
+
+def replay_batches(batches, aggregations=None):
+    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> OUT_DDL rows;
+    ``aggregations``: sid -> the Python API aggregation of that scenario."""
+    aggregations = dict(aggregations or {})
     current, replay, last = None, None, None
     out = []
     for batch in batches:
         c = {name: batch.column(name).to_pylist() for name in IN_COLUMNS}
-        for i in range(batch.num_rows):
-            group = (c["sid"][i], c["task"][i], c["scope"][i])
-            r = {name: c[name][i] for name in ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts",
-                                               "value", "fetch_clock", "put_clock", "close")}
+        scopes = c["scope"]
+        for i, r in enumerate(map(_Record._make, zip(*[c[name] for name in _Record._fields]))):
+            group = (r.sid, r.task, scopes[i])
             if group != current:
                 if replay is not None:
                     replay.finish(last)
@@ -393,7 +419,7 @@ def replay_batches(batches):
             last = r
         if len(out) >= 4096:
             yield arrow_batch(out, OUT_DDL)
-            out = []
+            out.clear()  # the replays hold this list: empty it in place
     if replay is not None:
         replay.finish(last)
     if out:

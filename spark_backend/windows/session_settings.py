@@ -41,6 +41,7 @@ _COLUMNS = (
     ("sw_aggregate_first", "BOOLEAN", "before 2.1 (windowed_grace) the aggregator ran before the merged "
                                       "sessions were removed and their tombstones forwarded"),
     ("sw_per_task", "BOOLEAN", "the store's clock couples the keys of a task: replay the task in one pass"),
+    ("sw_task_clock", "BOOLEAN", "2.1: the close time and the RocksDB segments follow the task's stream time"),
     ("session_own_stream_time", "BOOLEAN", "KAFKA-7895"),
     ("session_late_before_close", "BOOLEAN", "KAFKA-8289"),
     ("session_output_ts_window_end", "BOOLEAN", "KAFKA-6455"),
@@ -51,6 +52,8 @@ _COLUMNS = (
 )
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="session_own_stream_time")
+#: not a column: the aggregation itself, for the Python API's callables (``Features.of``)
+AGGREGATION_KEY = "_sw_aggregation"
 
 
 def store_models(profile, in_memory: bool, final: bool):
@@ -75,6 +78,10 @@ def config_fields(scenario) -> dict:
     spec, profile, config = scenario.topology, scenario.profile, scenario.config
     if spec.operator != "session_aggregate":
         return {name: None for name in CONFIG_COLUMNS}
+    # [session_windows] KIP-94: the loader rejects session windows before 0.10.2, and a null grace
+    # (SessionWindows.with(gap)) from 4.0 on [legacy_window_builders_removed]; grace, close offset and
+    # retention [windowed_grace, session_close_includes_gap, session_retention_gap_plus_grace] are
+    # the shared model's
     settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
     in_memory = config.store == "in_memory"
     final = spec.emit == "on_window_close"
@@ -92,10 +99,14 @@ def config_fields(scenario) -> dict:
         # stream time at its last put, which depends on which records of other keys were late;
         # 3.3-3.6.0 (session_emit_final_iterator_leak) an in-memory store stops expiring at the
         # emit-final iterators it leaks, which depend on every key's sessions
+        # [session_own_stream_time] KAFKA-7895 (2.2); before 2.1 there is no close time, and the
+        # store's segments follow its own clock, the largest session end put
+        "sw_task_clock": profile.windowed_grace and not profile.session_own_stream_time,
         "sw_per_task": bool((profile.windowed_grace and not profile.session_own_stream_time and not in_memory)
                             or (in_memory and final and profile.session_emit_final_iterator_leak)),
     }
     fields.update((rule, getattr(profile, rule)) for rule in RULE_COLUMNS)
+    fields[AGGREGATION_KEY] = spec.aggregation
     return fields
 
 
@@ -106,8 +117,12 @@ class Features:
 
     #: emit-on-window-close computed set-based from the per-key replays' session versions
     final_per_key: bool = True
+    #: ``((sid, Aggregation), ...)``: the Python API's aggregations (named ones are rebuilt from
+    #: their name on the executors)
+    callables: tuple = ()
 
     @classmethod
     def of(cls, config_rows):
         rows = [r for r in config_rows if r.get("sw_gap") is not None]
-        return cls(final_per_key=any(r["sw_final"] and not r["sw_per_task"] for r in rows))
+        return cls(final_per_key=any(r["sw_final"] and not r["sw_per_task"] for r in rows),
+                   callables=tuple((r["sid"], r[AGGREGATION_KEY]) for r in rows if r["sw_agg"] is None))

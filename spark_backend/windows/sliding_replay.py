@@ -1,4 +1,4 @@
-"""The sequential part of a sliding-window aggregation: one task's records, in processing order.
+"""The sequential part of a sliding-window aggregation: a task's (or one key's) records in order.
 
 ``KStreamSlidingWindowAggregate#process`` decides what to update and create from the windows its
 key already has (``processReverse``: the key's windows starting in ``[ts - 2d, ts + 1]``, latest
@@ -7,9 +7,10 @@ those windows the store still shows depends on the store's clock, ``observedStre
 largest window *start* ever put, by any key of the task. Unlike a session store's clock (the
 stream time), it is not known before the replay: a record puts windows starting anywhere from
 ``ts - d`` to ``ts + 1`` depending on its key's windows (a right window ``[ts + 1, ts + 1 + d]`` only
-when a later record of the key exists). So a task is replayed in one pass, all keys together,
-with the store modelled as Kafka's (``store_models``: what the fetches see, which puts are kept,
-what the emit-final ``fetchAll`` still finds).
+when a later record of the key exists). So a task whose records reach below the store's possible
+floor (``sliding.py`` decides) is replayed in one pass, all keys together, with the store modelled
+as Kafka's (``store_models``: what the fetches see, which puts are kept, what the emit-final
+``fetchAll`` still finds); any other task one key at a time (a *scope* is a key or a task).
 
 Per record (digest C.2): a null key or null value is dropped before anything else (``sliding.py``,
 set-based); the stream time is the largest ``ts`` of the records that passed that check; a record
@@ -26,22 +27,28 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right, insort
 
+from sortedcontainers import SortedList
+
 from reference.model.aggregations import aggregation_of
 from reference.model.codes import DropReason
 from reference.model.keys import serialized_key
 
 from spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
-from spark_backend.windows.replay_rows import arrow_batch, json_value, windowed_key_text
-from spark_backend.windows.store_models import BY_CLOCK, NONE, floor
+from spark_backend.windows.replay_rows import arrow_batch, json_value, record_type, windowed_key_text
+from spark_backend.windows.store_models import BY_CLOCK, floor
 
 #: the input columns the replay reads (``sliding.py`` selects them)
 IN_COLUMNS = (
-    "sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "send_old",
+    "sid", "task", "scope", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "stream_time", "send_old",
     "sl_diff", "sl_grace", "sl_retention", "sl_segment", "sl_final", "sl_agg", "sl_in_memory",
     "sl_fetch_model", "sl_put_model", "sl_emit_model", "sliding_window_close_inclusive",
 )
-_ROW = ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value")
+_ROW = ("sid", "task", "scope", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "stream_time")
+#: one input row as the replay reads it
+_Record = record_type("SlidingRecord", _ROW)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
+_UNEMITTED = DropReason.UNEMITTED_WINDOW.code
+_EXPIRED_PUT = DropReason.EXPIRED_WINDOW_PUT.code
 
 
 class _Settings:
@@ -55,9 +62,12 @@ class _Settings:
         self.retention, self.segment = c["sl_retention"][i], c["sl_segment"][i]
         self.final, self.in_memory = c["sl_final"][i], c["sl_in_memory"][i]
         name = c["sl_agg"][i]
-        if name not in aggregations:
-            aggregations[name] = aggregation_of(name)
-        self.agg = aggregations[name]
+        if name is None:  # a Python API aggregation, shipped with the function
+            self.agg = aggregations[c["sid"][i]]
+        else:
+            if name not in aggregations:
+                aggregations[name] = aggregation_of(name)
+            self.agg = aggregations[name]
         self.fetch_model, self.put_model, self.emit_model = (c["sl_fetch_model"][i], c["sl_put_model"][i],
                                                              c["sl_emit_model"][i])
         # [sliding_window_close_inclusive] KAFKA-13739 (3.3): a window ending at the close time is updated
@@ -80,26 +90,24 @@ class _KeyWindows:
 
 
 class SlidingReplay:
-    """Replays one task of one scenario: every key, the store's clock, emit-final."""
+    """Replays one scope (a task: every key, the store's clock, emit-final; or one key) of one
+    scenario."""
 
     def __init__(self, settings: _Settings, out):
         self.s = settings
         self.out = out
         self.keys = {}
         self.clock = None  # the store's observedStreamTime: the largest window start put
-        self.stream_time = None  # the processor's observedStreamTime
         self.last_emit_close = None
-        #: emit-final only: every stored window as (start, key bytes, key), in fetchAll order
-        self.index = None
-        if settings.final:
-            from sortedcontainers import SortedList
-
-            self.index = SortedList()
+        #: every stored window as (start, key bytes, key): fetchAll's order, and the oldest first to forget
+        self.index = SortedList()
+        #: emit-final: windows the store forgot before an emission range reached them
+        self.lost = SortedList()
         self._f1 = 0
 
     # --- output rows -------------------------------------------------------------------------
     def _row(self, r, etype, key=None, ts=None, n_l=None, o_kind=OLD_NONE, o_l=None, text=None):
-        self.out.append((etype, r["sid"], r["task"], r["idx"], r["g1"], r["g2"], r["g3"], r["g4"], self._f1, b"", 0,
+        self.out.append((etype, r.sid, r.task, r.idx, r.g1, r.g2, r.g3, r.g4, self._f1, b"", 0,
                          key, ts, n_l is None and etype == OUTPUT, n_l, None, o_kind, o_l, None, text))
         self._f1 += 1
 
@@ -124,9 +132,10 @@ class SlidingReplay:
         lo = max(lo, self._floor(self.s.fetch_model))
         return windows.starts[bisect_left(windows.starts, lo):bisect_right(windows.starts, hi)]
 
-    def _put(self, windows, start, value):
+    def _put(self, r, windows, start, value):
         """``windowStore.put(key, value, start)``: the store's clock moves to the largest start;
-        a put the store finds expired is skipped; windows below the store's floor are forgotten."""
+        a put the store finds expired is skipped (and counted as dropped); windows below the
+        store's floor are forgotten."""
         s = self.s
         if s.in_memory:
             self._forget_below(self._floor(BY_CLOCK))  # removeExpiredSegments, before the clock moves
@@ -135,38 +144,42 @@ class SlidingReplay:
         if start >= put_floor:
             if start not in windows.values:
                 insort(windows.starts, start)
-                if self.index is not None:
-                    self.index.add((start, windows.key_bytes, windows.key))
+                self.index.add((start, windows.key_bytes, windows.key))
             windows.values[start] = value
+        else:
+            self._row(r, DROP, text=_EXPIRED_PUT)  # "Skipping record for expired segment"
         self._forget_below(put_floor)
 
     def _forget_below(self, start_floor):
-        """The store no longer holds windows starting before ``start_floor``. Cost: O(keys) per
-        call (each key's oldest windows are checked; most calls forget nothing)."""
-        for windows in self.keys.values():
-            if windows.starts and windows.starts[0] < start_floor:
-                k = bisect_left(windows.starts, start_floor)
-                for start in windows.starts[:k]:
-                    del windows.values[start]
-                    if self.index is not None:
-                        self.index.discard((start, windows.key_bytes, windows.key))
-                del windows.starts[:k]
+        """The store no longer holds windows starting before ``start_floor``; under emit-on-window-
+        close those no emission range has reached yet are lost. Cost: O(1) when nothing is
+        forgotten, O(log n) per forgotten window (the task's oldest windows first)."""
+        index = self.index
+        covered = None if self.last_emit_close is None else self.last_emit_close - self.s.d
+        while index and index[0][0] < start_floor:
+            item = index.pop(0)
+            start, _, key = item
+            windows = self.keys[key]
+            del windows.values[start]
+            del windows.starts[bisect_left(windows.starts, start)]
+            if self.s.final and (covered is None or start >= covered):
+                self.lost.add(item)
 
     # --- one record ----------------------------------------------------------------------------
     def process(self, r):
         s = self.s
-        ts = r["ts"]
+        ts = r.ts
         self._f1 = 0
-        self.stream_time = ts if self.stream_time is None else max(self.stream_time, ts)
-        close = self.stream_time - s.grace
+        close = r.stream_time - s.grace  # the task's, computed set-based (a scope may be one key)
         if ts + s.d < close:
             self._row(r, DROP, text=_EXPIRED)
             return
-        key = r["key"]
+        key = r.key
         windows = self.keys.get(key)
         if windows is None:
             windows = self.keys[key] = _KeyWindows(key)
-        value = None if r["value"] is None else json.loads(r["value"])
+        # count never reads the value: skip parsing it
+        value = None if r.value is None or s.agg.name == "count" else json.loads(r.value)
         if ts < s.d:
             self._process_early(r, windows, value, close)
             return  # the early path returns before maybeForwardFinalResult
@@ -182,21 +195,21 @@ class SlidingReplay:
         if end >= close if s.close_inclusive else end > close:
             old, old_ts = seed
             new = s.agg.add(None, value, old)
-            new_ts = r["ts"] if old is None else max(r["ts"], old_ts)
-            self._put(windows, start, [new, new_ts])
+            new_ts = r.ts if old is None else max(r.ts, old_ts)
+            self._put(r, windows, start, [new, new_ts])
             self._forward(r, windows, start, new, old, True, new_ts)
         else:
             self._row(r, DROP, text=_EXPIRED)  # "Skipping record for expired window": counted as dropped
 
     def _create_right_window(self, r, windows, right_seed):
         """``createCurrentRecordRightWindow``: a copy of the seed, without the record, no close check."""
-        start = r["ts"] + 1
-        self._put(windows, start, list(right_seed))
+        start = r.ts + 1
+        self._put(r, windows, start, list(right_seed))
         self._forward(r, windows, start, right_seed[0], None, False, right_seed[1])
 
     def _process_reverse(self, r, windows, value, close):
         s = self.s
-        ts, d = r["ts"], s.d
+        ts, d = r.ts, s.d
         starts_seen = set()
         left_seed = right_seed = None
         left_exists = right_exists = False
@@ -238,7 +251,7 @@ class SlidingReplay:
     def _process_early(self, r, windows, value, close):
         """``processEarly`` (0 <= ts < d): every early record shares the window [0, d]."""
         s = self.s
-        ts = r["ts"]
+        ts = r.ts
         starts_seen = set()
         combined = right_seed = None
         right_exists = False
@@ -276,28 +289,44 @@ class SlidingReplay:
         lower = 0 if self.last_emit_close is None else max(0, self.last_emit_close - s.d)
         if s.in_memory:
             self._forget_below(self._floor(BY_CLOCK))  # removeExpiredSegments
-        lower = max(lower, self._floor(s.emit_model)) if s.emit_model != NONE else lower
+        seen_from = self._floor(s.emit_model)
         for start, _, key in list(self.index.irange((lower,), (upper + 1,), inclusive=(True, False))):
+            if start < seen_from:  # the store hides it: never emitted
+                self._row(r, DROP, text=_UNEMITTED)
+                continue
             agg, max_ts = self.keys[key].values[start]
             self._row(r, OUTPUT, key=windowed_key_text(key, start, start + s.d), ts=max_ts, n_l=json_value(agg),
                       o_kind=OLD_NULL if s.send_old else OLD_NONE)
+        for item in list(self.lost.irange(maximum=(upper + 1,), inclusive=(True, False))):
+            if item[0] >= lower:
+                self._row(r, DROP, text=_UNEMITTED)
+            self.lost.remove(item)
         self.last_emit_close = close
 
 
-def replay_batches(batches):
-    """``mapInArrow`` body: rows sorted by (sid, task, seq) -> EVENT_DDL rows."""
-    aggregations = {}
+def replay_function(callables=()):
+    """The ``mapInArrow`` body; ``callables``: ``((sid, Aggregation), ...)`` of the Python API."""
+    def replay(batches):
+        return replay_batches(batches, dict(callables))
+
+    return replay
+
+
+def replay_batches(batches, aggregations=None):
+    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> EVENT_DDL rows; ``aggregations``:
+    sid -> the Python API aggregation of that scenario."""
+    aggregations = dict(aggregations or {})
     current, replay = None, None
     out = []
     for batch in batches:
         c = {name: batch.column(name).to_pylist() for name in IN_COLUMNS}
         for i in range(batch.num_rows):
-            group = (c["sid"][i], c["task"][i])
+            group = (c["sid"][i], c["task"][i], c["scope"][i])
             if group != current:
                 current, replay = group, SlidingReplay(_Settings(c, i, aggregations), out)
-            replay.process({name: c[name][i] for name in _ROW})
+            replay.process(_Record._make([c[name][i] for name in _ROW]))
         if len(out) >= 4096:
             yield arrow_batch(out, EVENT_DDL)
-            out = []
+            out.clear()  # the replays hold this list: empty it in place
     if out:
         yield arrow_batch(out, EVENT_DDL)

@@ -16,6 +16,8 @@ emit-on-window-close (3.3+), or ``InMemoryWindowStore``; retention from the shar
 """
 from __future__ import annotations
 
+import attrs
+
 from reference.model.profiles import sliding_window_retention
 from spark_backend.runtime.config_columns import config_columns
 from spark_backend.windows.store_models import (BY_CLOCK, BY_CLOCK_INCLUSIVE, BY_LIVE_SEGMENTS, NONE,
@@ -37,6 +39,8 @@ _COLUMNS = (
 )
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="sliding_window_close_inclusive")
+#: not a column: the aggregation itself, for the Python API's callables (``Features.of``)
+AGGREGATION_KEY = "_sl_aggregation"
 
 
 def store_models(profile, in_memory: bool, final: bool):
@@ -60,6 +64,7 @@ def config_fields(scenario) -> dict:
     spec, profile, config = scenario.topology, scenario.profile, scenario.config
     if spec.operator != "sliding_aggregate":
         return {name: None for name in CONFIG_COLUMNS}
+    # [sliding_windows] KIP-450: the loader rejects sliding windows before 2.7
     in_memory = config.store == "in_memory"
     final = spec.emit == "on_window_close"
     retention = sliding_window_retention(spec.time_difference_ms, spec.grace_ms, spec.retention_ms)
@@ -71,4 +76,19 @@ def config_fields(scenario) -> dict:
         "sl_fetch_model": fetch, "sl_put_model": put, "sl_emit_model": emit,
     }
     fields.update((rule, getattr(profile, rule)) for rule in RULE_COLUMNS)
+    fields[AGGREGATION_KEY] = spec.aggregation
     return fields
+
+
+@attrs.frozen
+class Features:
+    """What the sliding-window scenarios of a batch need (read on the driver from the config rows)."""
+
+    #: ``((sid, Aggregation), ...)``: the Python API's aggregations (named ones are rebuilt from
+    #: their name on the executors)
+    callables: tuple = ()
+
+    @classmethod
+    def of(cls, config_rows):
+        rows = [r for r in config_rows if r.get("sl_diff") is not None]
+        return cls(callables=tuple((r["sid"], r[AGGREGATION_KEY]) for r in rows if r["sl_agg"] is None))

@@ -87,9 +87,10 @@ def _per_record(frame):
         F.col("tw_retention").alias("retention"), F.col("tw_segment").alias("segment"),
         F.col("tw_final").alias("final"), F.col("tw_in_memory").alias("in_memory"),
         F.when(side == 0, F.col("tw_lagg")).otherwise(F.col("tw_ragg")).alias("agg"),
-        F.col("tw_shift").alias("shift"), F.col("send_old"), F.col("join"), F.col("kip77_join_semantics"),
-        F.col("output_ts_max"), F.col("ktable_emit_on_change"),
+        F.col("tw_shift").alias("shift"), F.col("tw_tasks").alias("tasks"), F.col("send_old"), F.col("join"),
+        F.col("kip77_join_semantics"), F.col("output_ts_max"), F.col("ktable_emit_on_change"),
         rule("windowed_agg_own_stream_time").alias("own_clock"),
+        rule("window_store_own_clock").alias("store_own_clock"),
         rule("time_window_output_ts_max").alias("ts_max"),
         rule("window_fetch_hides_expired").alias("hides_expired"),
         rule("rocksdb_segments_by_retention").alias("by_retention"),
@@ -112,29 +113,44 @@ def records(frame, features):
     """Every record of the batch's windowed scenarios with its processor's clocks (see the module
     docstring): ``clock`` (stream time, this record included), ``close`` (null: no grace),
     ``put_max`` (the largest window start it puts), ``st0``/``st1`` (each side's store clock, this
-    record included) and ``sg0``/``sg1`` (the task's stream time at that store's last put, 2.1)."""
+    record included) and ``sg0``/``sg1`` (the task's stream time at that store's last put, 2.1).
+
+    Since 2.2 (own clocks, a grace) the record that raises a processor's stream time puts its
+    last window, which is the largest start put so far, so a store's clock is its processor's
+    stream time rounded down to the advance; 2.1 and older need a second running pass."""
+    needs = getattr(features, "windows", None) or Features()
     block = getattr(features, "task_scan_block", None)
     frame = _window_bounds(_per_record(frame))
     side, ts, live_key = F.col("side"), F.col("ts"), ~F.col("key_null")
-    frame = running(frame, [
-        Running("c0", MAX, F.when((side == 0) & live_key, ts), inclusive=True),
-        Running("c1", MAX, F.when((side == 1) & live_key, ts), inclusive=True),
-        Running("ct", MAX, ts, inclusive=True),
-    ], ORDER, block)
+    clocks = [Running("c0", MAX, F.when((side == 0) & live_key, ts), inclusive=True)]
+    if needs.two_sided:
+        clocks.append(Running("c1", MAX, F.when((side == 1) & live_key, ts), inclusive=True))
+    if needs.legacy_clocks:
+        clocks.append(Running("ct", MAX, ts, inclusive=True))
+    frame = running(frame, clocks, ORDER, block)
+    c0 = F.col("c0")
+    c1 = F.col("c1") if needs.two_sided else F.lit(None).cast("bigint")
+    ct = F.col("ct") if needs.legacy_clocks else F.lit(None).cast("bigint")
     # [windowed_agg_own_stream_time] KAFKA-7895 (2.2): the processor's own clock; 2.1 the task's
-    own = F.when(side == 0, F.col("c0")).otherwise(F.col("c1"))
-    clock = F.when(F.col("own_clock"), own).otherwise(F.col("ct"))
-    frame = frame.select("*", clock.alias("clock"), (clock - F.col("grace")).alias("close"))
+    own = F.when(side == 0, c0).otherwise(c1)
+    clock = F.when(F.col("own_clock"), own).otherwise(ct)
+    frame = frame.select("*", clock.alias("clock"), (clock - F.col("grace")).alias("close"), ct.alias("ct_"))
     # the last window (the largest start) is live iff any is: it ends last
     puts = live_key & (ts >= 0) & (F.col("close").isNull() | (F.col("last") + F.col("size") > F.col("close")))
     frame = frame.select("*", F.when(puts, F.col("last")).alias("put_max"))
+    if not needs.legacy_clocks:
+        adv = F.col("adv")
+        return frame.select(
+            "*", (c0 - c0 % adv).alias("st0"), (c1 - c1 % adv).alias("st1"),
+            F.lit(None).cast("bigint").alias("sg0"), F.lit(None).cast("bigint").alias("sg1")
+        ).drop("c0", "c1", "ct_")
     put = F.col("put_max")
     return running(frame, [
         Running("st0", MAX, F.when(side == 0, put), inclusive=True),
         Running("st1", MAX, F.when(side == 1, put), inclusive=True),
-        Running("sg0", MAX, F.when((side == 0) & put.isNotNull(), F.col("ct")), inclusive=True),
-        Running("sg1", MAX, F.when((side == 1) & put.isNotNull(), F.col("ct")), inclusive=True),
-    ], ORDER, block).drop("c0", "c1")
+        Running("sg0", MAX, F.when((side == 0) & put.isNotNull(), F.col("ct_")), inclusive=True),
+        Running("sg1", MAX, F.when((side == 1) & put.isNotNull(), F.col("ct_")), inclusive=True),
+    ], ORDER, block).drop("c0", "c1", "ct", "ct_")
 
 
 def store_clock(side_id):
@@ -158,8 +174,8 @@ def window_store_shows(start, clock, task_clock):
     observed time is ``clock`` still show a window starting at ``start``? ``task_clock``: the
     task's stream time at the store's last put (2.1's RocksDB expiry clock)."""
     retention = F.col("retention")
-    # [window_store_own_clock via windowed_agg_own_stream_time] 2.1: RocksDB expired by the task's time
-    expiry = F.when(F.col("own_clock"), clock).otherwise(task_clock)
+    # [window_store_own_clock] KAFKA-7895 (2.2): before, RocksDB expired by the task's stream time
+    expiry = F.when(F.col("store_own_clock"), clock).otherwise(task_clock)
     shows = (F.when(F.col("in_memory") | F.col("hides_expired"), start > clock - retention)
              # [rocksdb_segments_by_retention] KAFKA-7072 (2.1): segments live while >= segmentId(clock - retention)
              .when(F.col("by_retention"), _segment(start) >= _segment(expiry - retention))
@@ -171,17 +187,19 @@ def window_store_shows(start, clock, task_clock):
 def window_rows(recs):
     """One row per (record, window) of the non-null-key records: ``w_start``, ``live`` (passes the
     close check; always before 2.1), ``dead`` (before 2.1: the store has forgotten the window, the
-    record starts it over unstored) and ``w_pos`` (its position in ``windowsFor``)."""
+    record starts it over unstored) and ``w_count`` (how many windows the record has)."""
     with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0))
-    exploded = with_windows.select("*", F.posexplode(F.sequence(F.col("first"), F.col("last"), F.col("adv")))
-                                   .alias("w_pos", "w_start"))
+    exploded = with_windows.select("*", F.explode(F.sequence(F.col("first"), F.col("last"), F.col("adv")))
+                                   .alias("w_start"))
     start, size = F.col("w_start"), F.col("size")
     live = F.col("close").isNull() | (start + size > F.col("close"))
     clock, task_clock = store_clock(F.col("side"))
     # [windowed_grace] before KIP-328 no close time: the store's segments decide
     dead = F.col("grace").isNull() & ~window_store_shows(start, clock, task_clock)
-    return exploded.select("*", live.alias("live"), dead.alias("dead"),
-                           F.size(F.sequence(F.col("first"), F.col("last"), F.col("adv"))).alias("w_count"))
+    count = ((F.col("last") - F.col("first")) / F.col("adv")).cast("bigint") + 1
+    # what the record steps left behind is not carried further (every later step shuffles these rows)
+    return exploded.select("*", live.alias("live"), dead.alias("dead"), count.alias("w_count")) \
+        .drop("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed")
 
 
 def _native_aggregates(rows):
@@ -217,15 +235,17 @@ def aggregates(rows, features):
     return _native_aggregates(rows.filter(native)).unionByName(python)
 
 
-def hashmap_rank(start, count):
-    """The iteration position of ``start`` in a ``java.util.HashMap<Long, TimeWindow>`` holding a
-    record's ``count`` windows (inserted in start order): bucket, then insertion order."""
-    h = F.expr("(w_start ^ shiftright(w_start, 32)) & 4294967295")
-    spread = h.bitwiseXOR(F.shiftright(h, 16))
+def hashmap_rank():
+    """The iteration position of ``w_start`` in the ``java.util.HashMap<Long, TimeWindow>`` of a
+    record's ``w_count`` windows (inserted in start order): bucket ``spread(Long.hashCode(start)) &
+    (capacity - 1)``, then insertion order (a resize keeps it). Not modelled: a bin of 8+ colliding
+    windows in a table of 64+ becomes a tree, which iterates its root first."""
+    h = F.expr("(w_start ^ shiftright(w_start, 32)) & 4294967295")  # Long#hashCode, as 32 bits
+    spread = h.bitwiseXOR(F.shiftright(h, 16))  # HashMap#hash
     # the table size once all windows are in: 16, doubled while size > 0.75 * capacity
     capacity = F.greatest(F.lit(16), F.expr("shiftleft(1, cast(ceil(log2(ceil(w_count * 4.0 / 3))) as int))"))
     bucket = spread.bitwiseAND(capacity - 1)
-    return bucket * F.lit(1 << 32) + start
+    return bucket * F.lit(1 << 32) + F.col("w_start")
 
 
 def forward_order(frame):
@@ -234,7 +254,7 @@ def forward_order(frame):
     in_order = F.col("start_order")
     # [time_windows_in_start_order] KAFKA-6560 / KAFKA-6486 (2.0)
     f1 = F.when(in_order | F.col("prior"), F.lit(0)).otherwise(F.lit(1))
-    f3 = F.when(in_order | F.col("prior"), start).otherwise(hashmap_rank(start, F.col("w_count")))
+    f3 = F.when(in_order | F.col("prior"), start).otherwise(hashmap_rank())
     return f1, f3
 
 

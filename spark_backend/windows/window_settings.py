@@ -48,8 +48,10 @@ _COLUMNS = (
     ("tw_lagg", "STRING", "the aggregation of input / left (a name; null: a Python API callable)"),
     ("tw_ragg", "STRING", "the aggregation of right (windowed-table join)"),
     ("tw_shift", "BIGINT", "windowed-table join: the right windows are joined shift ms later (0: no shift)"),
+    ("tw_tasks", "INT", "the task count (partitions per input topic): where the shifted right windows go"),
     ("tw_windowed_grace", "BOOLEAN", "KIP-328"),
-    ("tw_windowed_agg_own_stream_time", "BOOLEAN", "KAFKA-7895"),
+    ("tw_windowed_agg_own_stream_time", "BOOLEAN", "KAFKA-7895 (the processor's clock)"),
+    ("tw_window_store_own_clock", "BOOLEAN", "KAFKA-7895 (the RocksDB store's expiry clock)"),
     ("tw_time_window_output_ts_max", "BOOLEAN", "KAFKA-6455"),
     ("tw_window_fetch_hides_expired", "BOOLEAN", "KAFKA-12960"),
     ("tw_rocksdb_segments_by_retention", "BOOLEAN", "KAFKA-7072"),
@@ -99,6 +101,7 @@ def config_fields(scenario) -> dict:
         "tw_retention": settings.retention_ms, "tw_segment": segment_interval(settings.retention_ms),
         "tw_final": final, "tw_in_memory": config.store == "in_memory",
         "tw_lagg": aggregation_name(left), "tw_ragg": aggregation_name(right), "tw_shift": shift,
+        "tw_tasks": config.task_count,
     }
     fields.update((column, _rule(profile, column[len("tw_"):])) for column in RULE_COLUMNS)
     # not a column: the aggregations themselves, for the Python API's callables (``Features.of``)
@@ -114,11 +117,18 @@ class Features:
     ``python_fold``: some side aggregates with something other than count / sum;
     ``callables``: ``((sid, side, Aggregation), ...)`` for Python API aggregations (the fold
     applies them; named ones are rebuilt from their name on the executors); ``emit_final``: some
-    scenario emits on window close."""
+    scenario emits on window close; ``partitioned_shift``: some windowed-table join shifts its right
+    windows over several partitions (they are routed by Kafka's partitioner)."""
 
     python_fold: bool = True
     callables: tuple = ()
     emit_final: bool = True
+    partitioned_shift: bool = True
+    #: some scenario has two processors (a windowed-table join)
+    two_sided: bool = True
+    #: some scenario closes by the task's stream time or has no grace (2.1 and older): the store
+    #: clocks need a running pass of their own
+    legacy_clocks: bool = True
 
     @classmethod
     def of(cls, config_rows):
@@ -128,4 +138,8 @@ class Features:
                           if agg is not None and aggregation_name(agg) is None)
         names = {r["tw_lagg"] for r in rows} | {r["tw_ragg"] for r in rows if r["op"] == "windowed_table_join"}
         return cls(python_fold=bool(callables) or any(n not in NATIVE_AGGREGATIONS for n in names),
-                   callables=tuple(callables), emit_final=any(r["tw_final"] for r in rows))
+                   callables=tuple(callables), emit_final=any(r["tw_final"] for r in rows),
+                   partitioned_shift=any(r["tw_shift"] and r["tw_tasks"] > 1 for r in rows),
+                   two_sided=any(r["op"] == "windowed_table_join" for r in rows),
+                   legacy_clocks=any(not r["tw_windowed_agg_own_stream_time"] or r["tw_grace"] is None
+                                     for r in rows))

@@ -5,7 +5,8 @@ Topology (scenario-format.md; the conformance files' DSL): ``L = left.groupByKey
 .aggregate(...)``, ``R`` likewise over ``right``; without a shift ``L.join / leftJoin /
 outerJoin(R)``; with one, ``R2 = R.toStream().map(window shifted by shift_ms).toTable()`` (a
 key-value table, never expiring, fed through a repartition topic that TopologyTestDriver drains
-after each input, in the task that aggregated R) and ``L`` joined with ``R2``.
+after each input) and ``L`` joined with ``R2``. ``toTable`` is KIP-523's (2.5+,
+``kstream_to_table``: the loader rejects a shift before).
 
 - the two aggregations: ``time_window.py`` (each side its own processor, clock and window store);
   an update of window ``[s, s + size)`` is joined at ``s`` (a right update at ``s + shift`` with a
@@ -27,6 +28,13 @@ after each input, in the task that aggregated R) and ``L`` joined with ``R2``.
   the same per-release rules as ``spark_backend.joins.table_table`` (``kip77_join_semantics``,
   ``output_ts_max``: the result carries ``max(update ts, other's stored ts)`` since 2.3).
 
+Several partitions: the repartition topic is keyed by the shifted windowed key (``TimeWindowed``
+serde: the key's bytes, then the start as an 8-byte long) and partitioned by Kafka's default
+partitioner (murmur2, ``reference.model.keys``), so a shifted right window updates ``R2`` in the
+task that key hashes to, at the right input's place in the processing order, and joins the left
+windows of that task. The windows here are therefore ordered by the scenario's global processing
+order (``g1..g4``; within one task the same as ``seq``).
+
 Output order within one input: the order its aggregation forwarded the window updates.
 """
 from __future__ import annotations
@@ -37,27 +45,56 @@ from pyspark.sql import functions as F
 from reference.model.codes import DropReason
 
 from spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from spark_backend.windows.window_settings import Features
 from spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
                                                record_events, update_ts, window_store_shows, windowed_key)
 
 LEFT, RIGHT = 0, 1
 BEFORE = (Window.unboundedPreceding, -1)
+#: the scenario's processing order across tasks (``processing_order``)
+GLOBAL_ORDER = ("g1", "g2", "g3", "g4")
 
 
-def _updates(agg):
+def _partitions(keys, starts, counts):
+    """Arrow UDF body: Kafka's default partition of the windowed key (key bytes + 8-byte start)."""
+    import json
+    import struct
+
+    import pyarrow as pa
+
+    from reference.model.keys import murmur2, serialized_key
+
+    out = []
+    for key, start, count in zip(keys.to_pylist(), starts.to_pylist(), counts.to_pylist()):
+        data = serialized_key(json.loads(key)) + struct.pack(">q", start)
+        out.append((murmur2(data) & 0x7FFFFFFF) % count)
+    return pa.array(out, pa.int32())
+
+
+def _table_task(partitioned: bool):
+    """The task whose ``R2`` a right window update goes to (its own when there is one partition)."""
+    if not partitioned:
+        return F.col("task")
+    routed = F.arrow_udf(_partitions, "int")(F.col("key"), F.col("j_start"), F.col("tasks"))
+    return F.when(F.col("to_table") & (F.col("tasks") > 1), routed).otherwise(F.col("task"))
+
+
+def _updates(agg, partitioned: bool):
     """The window updates the aggregations forward, with the start they are joined at, the ts
-    they carry, and whether ``R2`` (the shifted right table) receives them."""
+    they carry, whether ``R2`` (the shifted right table) receives them, and the task that joins
+    them (``task`` from here on; ``R2``'s may be another one)."""
     side, shift = F.col("side"), F.col("shift")
     to_table = (side == RIGHT) & (shift != 0)
     value = F.when(~F.col("new_null"), F.col("new_text"))
-    return agg.filter(~F.col("fail")).select(
+    updates = agg.filter(~F.col("fail")).select(
         "*", F.when(to_table, F.col("w_start") + shift).otherwise(F.col("w_start")).alias("j_start"),
         to_table.alias("to_table"), value.alias("v"), update_ts().alias("u_ts"))
+    return updates.withColumn("task", _table_task(partitioned))
 
 
 def _with_table_source(updates):
     """``R2``'s source: the previous value of its key (its old value) and KIP-557's skip."""
-    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy("seq").rowsBetween(*BEFORE)
+    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy(*GLOBAL_ORDER).rowsBetween(*BEFORE)
     previous = F.last(F.when(F.col("to_table"), F.struct(F.col("v"), F.col("u_ts").alias("t"))),
                       ignorenulls=True).over(per_key)
     frame = updates.select("*", previous.alias("r2_prev"))
@@ -71,19 +108,24 @@ def _with_table_source(updates):
 
 def _other_state(frame):
     """The other side's value (``o_v``, ``o_t``) as its getter returns it for this update."""
-    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy("seq").rowsBetween(*BEFORE)
+    per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy(*GLOBAL_ORDER).rowsBetween(*BEFORE)
     state = F.struct(F.col("v"), F.col("u_ts").alias("t"))
     in_store = ~F.col("dead")  # before 2.1 a forgotten window's update is not stored
     left_state = F.last(F.when((F.col("side") == LEFT) & in_store, state), ignorenulls=True).over(per_key)
     right_window = F.last(F.when((F.col("side") == RIGHT) & ~F.col("to_table") & in_store, state),
                           ignorenulls=True).over(per_key)
     right_table = F.last(F.when(F.col("to_table") & ~F.col("r2_skipped"), state), ignorenulls=True).over(per_key)
-    frame = frame.select("*", left_state.alias("st_l"), right_window.alias("st_rw"), right_table.alias("st_rt"))
+    # the left store's clock in the joining task when a right update arrives there: the clock
+    # after that task's last left update so far (an R2 update may come from another task)
+    in_task = Window.partitionBy("sid", "task").orderBy(*GLOBAL_ORDER).rowsBetween(*BEFORE)
+    left_clock = F.last(F.when(F.col("side") == LEFT, F.col("st0")), ignorenulls=True).over(in_task)
+    frame = frame.select("*", left_state.alias("st_l"), right_window.alias("st_rw"), right_table.alias("st_rt"),
+                         left_clock.alias("l_clock"))
     left = F.col("side") == LEFT
     shifted = F.col("shift") != 0
     other = F.when(~left, F.col("st_l")).when(shifted, F.col("st_rt")).otherwise(F.col("st_rw"))
     # a window store may no longer show the window (R2's key-value store always shows its keys)
-    clock = F.when(left, F.col("st1")).otherwise(F.col("st0"))
+    clock = F.when(left, F.col("st1")).otherwise(F.col("l_clock"))
     task_clock = F.when(left, F.col("sg1")).otherwise(F.col("sg0"))
     shows = (left & shifted) | window_store_shows(F.col("j_start"), clock, task_clock)
     return frame.select("*", F.when(shows, other.getField("v")).alias("o_v"),
@@ -100,7 +142,8 @@ def _join_events(frame):
     """The join processors' results (see ``spark_backend.joins.table_table`` for the rules)."""
     side, join = F.col("side"), F.col("join")
     # which sources send old values (KTableImpl#doJoin, enableSendingOldValues)
-    sends_old = F.col("send_old") | ((side == LEFT) & join.isin("left", "outer")) | ((side == RIGHT) & (join == "outer"))
+    sends_old = (F.col("send_old") | ((side == LEFT) & join.isin("left", "outer"))
+                 | ((side == RIGHT) & (join == "outer")))
     source_old = F.when(F.col("to_table"), F.col("r2_prev.v")) \
         .otherwise(F.when(~F.col("old_null"), F.col("old_text")))
     new = F.col("v")
@@ -140,7 +183,8 @@ def windowed_table_join(frame, features=None):
     """``frame``: records of windowed_table_join scenarios, clustered by (scenario, task), with
     configs (``window_settings`` columns) and processing order. Returns its events."""
     recs, rows, agg = aggregated_windows(frame, features)
-    joined = _other_state(_with_table_source(_updates(agg)))
+    needs = getattr(features, "windows", None) or Features()
+    joined = _other_state(_with_table_source(_updates(agg, needs.partitioned_shift)))
     parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _join_events(joined)]
     result = parts[0]
     for part in parts[1:]:

@@ -35,3 +35,32 @@ def _finding_explained_by(run, rule):
     found = [f for f in run.findings if rule in f.explained_by]
     assert found, f"no finding explained by {rule}; findings: " + "\n".join(f.report for f in run.findings)
     return found[0]
+
+
+def test_session_release_pair_finds_kafka_12718_shrunk_and_explained():
+    # 3.0 closes a session gap + grace after its end (KAFKA-12718): a record 2.8 drops as late is
+    # aggregated at 3.0; the harness must find it, shrink it to a record that sets stream time and
+    # the late one, and name the rule
+    run = difftest_operator("session_aggregate", parse_engine("reference@2.8"), parse_engine("reference@3.0"), 150, SEED)
+    finding = _finding_explained_by(run, "session_close_includes_gap")
+    assert len(finding.shrunk["inputs"]) <= 3
+    assert finding.shrunk["topology"].get("emit", "on_update") == "on_update" and "suppress" not in finding.shrunk["topology"]
+
+
+@pytest.mark.parametrize("operator", ["window_aggregate", "sliding_aggregate"])
+def test_emit_final_retention_release_pair_is_found_shrunk_and_explained(operator):
+    # 3.4 (KAFKA-12960) made window-store fetches hide what is older than the retention, so an
+    # emit-on-window-close window a jump in stream time carries past size + grace is never
+    # emitted; 3.3 emitted it. The harness must find it, shrink it to the window's record and the
+    # jump, and name the rule (the lost window is an unemitted_window drop explained by it)
+    run = difftest_operator(operator, parse_engine("reference@3.3"), parse_engine("reference@3.4"), 150, SEED)
+    finding = _finding_explained_by(run, "window_fetch_hides_expired")
+    assert len(finding.shrunk["inputs"]) <= 3
+    assert finding.shrunk["topology"]["emit"] == "on_window_close" and "suppress" not in finding.shrunk["topology"]
+    assert "unemitted_window" in finding.report and "KAFKA-12960" in finding.report
+
+
+def test_sliding_release_pair_finds_kafka_13739():
+    # 3.3 (KAFKA-13739): a sliding window whose end equals the close time is still updated
+    run = difftest_operator("sliding_aggregate", parse_engine("reference@3.2"), parse_engine("reference@3.3"), 150, SEED)
+    assert len(_finding_explained_by(run, "sliding_window_close_inclusive").shrunk["inputs"]) <= 2

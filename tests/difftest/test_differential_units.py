@@ -256,3 +256,59 @@ def test_cases_an_engine_refuses_are_counted_not_compared(monkeypatch):
 def test_an_operator_a_release_lacks_is_an_error_not_an_empty_run():
     with pytest.raises(KssimError, match="fk_join does not exist in Kafka 2.3"):
         draw_cases("fk_join", (profile_for("2.3"), profile_for("2.4")), 10, seed=0)
+
+
+def test_explanations_cite_rules_by_whole_name_before_shared_refs():
+    from differential_tests.runner import explained_by
+    from reference.model.profiles import RULES
+
+    rules = {r.name: r for r in RULES}
+    changed = [rules[n] for n in ("session_close_includes_gap", "suppress_session_close_includes_gap",
+                                  "session_output_ts_window_end", "time_window_output_ts_max")]
+    assert explained_by("because: ... [suppress_session_close_includes_gap]", changed) == ("suppress_session_close_includes_gap",)
+    # a name wins over a JIRA the rules share (KAFKA-6455)
+    assert explained_by("output ts = session end [session_output_ts_window_end, KAFKA-6455]", changed) == \
+        ("session_output_ts_window_end",)
+    assert explained_by("the timestamped store [KAFKA-6455]", changed) == \
+        ("session_output_ts_window_end", "time_window_output_ts_max")
+    # the report's own list of what differs cites nothing
+    assert explained_by("  rules that differ between 2.8 and 3.0: session_close_includes_gap (KAFKA-12718)", changed) == ()
+
+
+def test_shrink_simplifies_the_topology_while_the_divergence_stays():
+    doc = {"topology": {"operator": "window_aggregate", "size_ms": 10, "advance_ms": 5, "grace_ms": 0,
+                        "aggregation": "list", "send_old_values": True, "merge_separator": "|",
+                        "suppress": {"until": "window_close", "buffer": {"max_records": 1, "when_full": "shut_down"}}},
+           "config": {"order": "as_listed", "store": "rocksdb"},
+           "inputs": [{"topic": "input", "key": "k", "value": v, "ts": t} for v, t in (("a", 3), ("b", 7))]}
+
+    def still_fails(docs):  # the divergence needs hopping windows and a bounded suppress buffer
+        return [d["topology"].get("advance_ms") == 5 and "buffer" in d["topology"].get("suppress", {}) for d in docs]
+
+    small = shrink(doc, still_fails)
+    assert small["topology"] == {"operator": "window_aggregate", "size_ms": 10, "advance_ms": 5, "grace_ms": 0,
+                                 "aggregation": "count",
+                                 "suppress": {"until": "window_close", "buffer": {"max_records": 1, "when_full": "shut_down"}}}
+
+
+def test_between_engines_more_findings_are_divergences_of_other_symptoms(monkeypatch):
+    import differential_tests.runner as runner
+    from reference.model.records import Drop
+
+    def engines(config, docs, explain=False):
+        out = []
+        for doc in docs:
+            value = 2 if config.engine == "spark" and doc["config"].get("store") == "in_memory" else 1
+            drops = (Drop(0, DropReason.NULL_KEY),) if config.engine == "spark" and doc["topology"].get("emit") else ()
+            out.append(CaseResult(outputs=(rec("k", value, 0, 0),), drops=drops))
+        return out
+
+    monkeypatch.setattr(runner, "run_batch", engines)
+    monkeypatch.setattr(runner, "supports_suppress", lambda config, operator: False)
+    reference, spark = parse_engine("reference"), parse_engine("spark")
+    assert len(runner.difftest_operator("window_aggregate", reference, spark, 100, seed=0).findings) == 1
+    run = runner.difftest_operator("window_aggregate", reference, spark, 100, seed=0, max_findings=5)
+    kinds = {f.divergence.what.split(":")[0] for f in run.findings}
+    assert {"records differ", "drops"} <= kinds
+    shrunk = [runner._case_of(f.shrunk) for f in run.findings]
+    assert len(shrunk) == len(set(shrunk)) and len(run.findings) <= 5
