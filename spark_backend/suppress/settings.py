@@ -125,6 +125,8 @@ class Features:
 
     #: the suppressed scenarios (their ids)
     sids: tuple = ()
+    #: every scenario of the batch is suppressed (a replay always is, or is not)
+    everything: bool = False
     #: some set-based scenario waits for its window's end (untilWindowCloses)
     window_end: bool = True
     #: some set-based scenario waits a time limit (its per-key episodes: ``episodes``)
@@ -145,11 +147,13 @@ class Features:
 
     @classmethod
     def of(cls, config_rows):
+        config_rows = list(config_rows)
         rows = [r for r in config_rows if r.get("sup")]
         set_based = [r for r in rows if not r["sup_sequential"]]
         sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY])
                            for r in rows if r["sup_sequential"])
-        return cls(sids=tuple(r["sid"] for r in rows), window_end=any(r["sup_window_end"] for r in set_based),
+        return cls(sids=tuple(r["sid"] for r in rows), everything=len(rows) == len(config_rows),
+                   window_end=any(r["sup_window_end"] for r in set_based),
                    time_limit=any(not r["sup_window_end"] for r in set_based),
                    task_stream_time=any(not r["suppress_observed_stream_time"] for r in rows),
                    sequential=sequential,

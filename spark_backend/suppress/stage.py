@@ -90,14 +90,19 @@ def _sequential(changes, rows, features):
 
 def suppressed(events, rows, configs, features):
     """The batch's events with those of suppressed scenarios replaced (see the module docstring)."""
-    is_suppressed = F.col("sid").isin(list(features.suppress.sids))
-    untouched = events.filter(~is_suppressed)
-    marked = _with_settings(events.filter(is_suppressed), configs, features)
-    ranked_events = ranked(marked, features).localCheckpoint(eager=False)
+    parts = []
+    if not features.suppress.everything:
+        # both parts read the operators' events: computed once
+        events = events.localCheckpoint(eager=False)
+        is_suppressed = F.col("sid").isin(list(features.suppress.sids))
+        parts.append(events.filter(~is_suppressed))
+        events = events.filter(is_suppressed)
+    # read by the changes and by the drops and failures: computed once
+    ranked_events = ranked(_with_settings(events, configs, features), features).localCheckpoint(eager=False)
     # the operator's drops and failures, at their place among the changes
     kept = event_frame(ranked_events.filter(F.col("etype") != OUTPUT), f1=F.col("q"), f2=F.lit(b""), f3=F.lit(0))
     changes = with_stream_time(changes_of(ranked_events), rows, features)
-    parts = [untouched, kept]
+    parts.append(kept)
     if features.suppress.window_end or features.suppress.time_limit:
         parts.append(_set_based(changes, features))
     if features.suppress.sequential:
