@@ -59,14 +59,38 @@ def build(spec, profile, config, instance_state):
                                emit_final=spec.emit == "on_window_close")
 
 
-def window_starts(ts: int, size: int, advance: int) -> range:
+def window_starts(ts: int, size: int, advance: int, fixed: bool = True) -> range:
     """``TimeWindows#windowsFor``: the starts of the windows ``ts`` belongs to, ascending (empty
-    for a negative ``ts``). Cost: O(size / advance)."""
+    for a negative ``ts``). Cost: O(size / advance).
+
+    ``fixed=False`` is 0.10.0's [time_windows_for_fixed, 0.10.1, KAFKA-3784]: the first start is
+    ``max(0, ts - ts % advance - (size - 1) // advance * advance)``, one window too early (a window
+    that does not contain ``ts``) when the size is no multiple of the advance."""
     if ts < 0:
         return range(0)
-    first = ts - size + advance
-    first = (first // advance) * advance if first > 0 else 0
+    if fixed:
+        first = ts - size + advance
+        first = (first // advance) * advance if first > 0 else 0
+    else:
+        first = max(0, ts - ts % advance - (size - 1) // advance * advance)
     return range(first, ts + 1, advance)
+
+
+def java_hashmap_order(starts) -> list:
+    """``starts`` (inserted ascending) in the iteration order of a ``java.util.HashMap<Long, ?>``
+    holding them all: by bucket ``spread(Long#hashCode(start)) & (capacity - 1)``, then insertion
+    order (a resize keeps the relative order within a bucket). The capacity is the table's size once
+    all are in: 16, doubled while there are more than 0.75 * capacity entries. Not modelled: a bucket
+    of 8+ colliding starts in a table of 64+ becomes a tree. Cost: O(n log n)."""
+    capacity = 16
+    while len(starts) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(start: int) -> int:
+        h = (start ^ (start >> 32)) & 0xFFFFFFFF  # Long#hashCode, as an unsigned 32-bit value
+        return (h ^ (h >> 16)) & (capacity - 1)  # HashMap#hash, then the table index
+
+    return sorted(starts, key=bucket)  # stable: insertion order within a bucket
 
 
 def store_for(profile, store: str, retention_ms: int, emit_final: bool, key_index: bool = False) -> TimeWindowStore:
@@ -88,7 +112,7 @@ class TimeWindowAggregate:
 
     __slots__ = ("size", "advance", "grace", "retention_ms", "default_grace", "tumbling", "initial", "add",
                  "aggregation", "store", "send_old", "emit_final", "ts_max", "own_stream_time", "stream_time",
-                 "last_emit_close", "forward", "name")
+                 "last_emit_close", "forward", "name", "start_order", "windows_for_fixed")
 
     def __init__(self, window, aggregation, profile, store: str, retention_ms=None, send_old_values: bool = False,
                  emit_final: bool = False, forward=None, name: str = "input"):
@@ -107,6 +131,8 @@ class TimeWindowAggregate:
         self.emit_final = emit_final
         self.ts_max = profile.time_window_output_ts_max
         self.own_stream_time = profile.windowed_agg_own_stream_time
+        self.start_order = profile.time_windows_in_start_order
+        self.windows_for_fixed = profile.time_windows_for_fixed
         self.stream_time = NO_TIMESTAMP
         self.last_emit_close = NO_TIMESTAMP
         self.forward = forward
@@ -139,13 +165,26 @@ class TimeWindowAggregate:
                 else:
                     self._drop_expired(key, value, ts, start, close, ctx)
             else:
-                for start in window_starts(ts, size, self.advance):
+                for start in self._update_order(key_id, ts):
                     if close is None or start + size > close:
                         self._update(key, key_id, value, ts, start, ctx)
                     else:
                         self._drop_expired(key, value, ts, start, close, ctx)
         if self.emit_final:
             self._maybe_emit_final(ctx)
+
+    def _update_order(self, key_id, ts):
+        """The record's window starts in the order they are updated and forwarded: ascending
+        [time_windows_in_start_order, 2.0, KAFKA-6560/KAFKA-6486]; before, the windows the store
+        already shows first (ascending, as its range fetch returns them), then the new ones in the
+        HashMap order of ``windowsFor``'s result."""
+        starts = window_starts(ts, self.size, self.advance, self.windows_for_fixed)
+        if self.start_order:
+            return starts
+        get = self.store.get
+        stored = [start for start in starts if get(key_id, start) is not None]
+        fresh = [start for start in starts if get(key_id, start) is None]
+        return stored + java_hashmap_order(fresh)
 
     def _update(self, key, key_id, value, ts, start, ctx):
         store = self.store

@@ -11,7 +11,7 @@ from reference.model.scenario import RunConfig
 from reference.model.topology import TimeWindowSpec, WindowAggregateSpec, check_topology
 from reference.runtime.engine import run_records
 from reference.stores.time_window_store import IN_MEMORY, ROCKSDB, TIME_ORDERED, TimeWindowStore
-from reference.windows.time_window import window_starts
+from reference.windows.time_window import java_hashmap_order, window_starts
 
 from kssim_testing import scenario
 
@@ -47,6 +47,42 @@ def drops(result):
 ])
 def test_windows_for(ts, size, advance, starts):
     assert list(window_starts(ts, size, advance)) == starts
+
+
+@pytest.mark.parametrize("ts, size, advance, starts", [
+    (14, 10, 3, [3, 6, 9, 12]),  # [3,13) does not contain 14: one window too early
+    (14, 10, 5, [5, 10]),  # a size that is a multiple of the advance: the same windows as later
+    (1, 10, 3, [0]),
+])
+def test_windows_for_before_kafka_3784(ts, size, advance, starts):
+    assert list(window_starts(ts, size, advance, fixed=False)) == starts
+
+
+def test_record_updates_a_window_it_is_not_in_at_0_10_0_only():
+    before = run(spec(10, 3, grace=None), [("k", "a", 14)], release="0.10.0")
+    after = run(spec(10, 3, grace=None), [("k", "a", 14)], release="0.10.1")
+    assert [o[1] for o in outs(before)] == [3, 6, 9, 12]
+    assert [o[1] for o in outs(after)] == [6, 9, 12]
+
+
+def test_java_hashmap_order_of_window_starts():
+    assert java_hashmap_order([5, 10]) == [5, 10]
+    assert java_hashmap_order([15, 20]) == [20, 15]  # buckets 15 and 4 of 16
+    assert java_hashmap_order([86400001, 86400002]) == [86400002, 86400001]  # spread mixes the high bits in
+    # 13 entries resize the table to 32 buckets: 16..28 no longer wrap around
+    assert java_hashmap_order(list(range(4, 30, 2))) == list(range(4, 30, 2))
+    # 12 entries stay in 16 buckets: 16 and 18 wrap to buckets 0 and 2; 20 shares bucket 4 with 4, after it
+    assert java_hashmap_order(list(range(4, 28, 2))) == [16, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 14]
+
+
+@pytest.mark.parametrize("release, starts", [
+    # stored windows first (ascending), then the new ones in HashMap order
+    ("1.1", [20, 15, 15, 10]),
+    ("2.0", [15, 20, 10, 15]),
+])
+def test_update_order_of_a_records_windows(release, starts):
+    r = run(spec(10, 5, grace=None), [("A", "x", 22), ("A", "y", 17)], release=release)
+    assert [o[1] for o in outs(r)] == starts
 
 
 def test_tumbling_window_end_is_exclusive():
