@@ -63,6 +63,8 @@ from typing import Optional
 
 from sortedcontainers import SortedDict
 
+from reference.stores.segments import SegmentClock
+
 from reference.model.keys import serialized_key
 from reference.stores.window_store import LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, segment_interval
 
@@ -241,7 +243,7 @@ def _key_order(key) -> tuple:
     return serialized_key(key), type(key).__name__
 
 
-class RocksDBSessionStore(_SessionStore):
+class RocksDBSessionStore(SegmentClock, _SessionStore):
     """The RocksDB session store (see the module docstring).
 
     ``live_segments``: 3 before 2.1 (the newest three segments live), None since (retention rule);
@@ -268,29 +270,6 @@ class RocksDBSessionStore(_SessionStore):
         self.max_segment = -1
         self.first_segment = None
         self._clock_at_last_put = NO_TIMESTAMP
-
-    @property
-    def segment_interval_ms(self) -> int:
-        """The segment interval (one bucket per segment). Cost: O(1)."""
-        return self.bucket_ms
-
-    def segment_id(self, end: int) -> int:
-        """The segment a session ending at ``end`` lives in (``Segments#segmentId``). Cost: O(1)."""
-        return end // self.bucket_ms
-
-    def min_live_segment(self) -> int:
-        """The oldest segment id a put may still go to (older segments are deleted). Cost: O(1)."""
-        if self.live_segments is not None:  # Segments before KAFKA-7072: the newest N segments
-            return self.max_segment - self.live_segments + 1
-        low = self.observed_ms - self.retention_ms
-        # Java's division truncates: a clock still below the retention gives segment 0: nothing expired
-        return low // self.bucket_ms if low > 0 else 0
-
-    def observe(self, ts: int) -> None:
-        """2.1: the task's stream time moved (every record of the task, before it is processed);
-        since 2.2 the store keeps its own clock and ignores this. Cost: O(1)."""
-        if self.task_clock and ts > self.observed_ms:
-            self.observed_ms = ts
 
     def find(self, key_id, earliest_end: int, latest_start: int):
         """See :meth:`_SessionStore.find`; 0.11.0-2.1.0 also leave out sessions ending after

@@ -43,6 +43,8 @@ from bisect import bisect_left, insort
 
 from sortedcontainers import SortedDict
 
+from reference.stores.segments import SegmentClock
+
 NO_TIMESTAMP = -1  # ConsumerRecord.NO_TIMESTAMP: a store's clock before its first put
 MIN_SEGMENT_INTERVAL_MS = 60_000  # Stores#persistentWindowStore / Segments.MIN_SEGMENT_INTERVAL
 LEGACY_NUM_SEGMENTS = 3  # Windows.DEFAULT_NUM_SEGMENTS, the join stores' segment count before 2.1
@@ -152,7 +154,7 @@ class _DuplicateWindowStore:
                 del by_key[key_id]
 
 
-class RocksDBWindowStore(_DuplicateWindowStore):
+class RocksDBWindowStore(SegmentClock, _DuplicateWindowStore):
     """The RocksDB window store of a join side (``RocksDBWindowStore`` + ``KeyValueSegments``).
 
     ``live_segments``: 3 before 2.1 (the newest three segments live), None since (retention rule).
@@ -178,29 +180,6 @@ class RocksDBWindowStore(_DuplicateWindowStore):
         self.max_segment = -1
         self.first_segment = None
         self._clock_at_last_put = NO_TIMESTAMP
-
-    @property
-    def segment_interval_ms(self) -> int:
-        """The segment interval (one bucket per segment). Cost: O(1)."""
-        return self.bucket_ms
-
-    def segment_id(self, ts: int) -> int:
-        """The segment ``ts`` falls in (``Segments#segmentId``). Cost: O(1)."""
-        return ts // self.bucket_ms
-
-    def min_live_segment(self) -> int:
-        """The oldest segment id a put may still go to (older segments are deleted). Cost: O(1)."""
-        if self.live_segments is not None:  # Segments before KAFKA-7072: the newest N segments
-            return self.max_segment - self.live_segments + 1
-        low = self.observed_ms - self.retention_ms
-        # Java's division truncates: a clock still below the retention gives segment 0 (or -0): nothing expired
-        return low // self.bucket_ms if low > 0 else 0
-
-    def observe(self, ts: int) -> None:
-        """2.1: the task's stream time moved (every record of the task, before it is processed);
-        since 2.2 the store keeps its own clock and ignores this. Cost: O(1)."""
-        if self.task_clock and ts > self.observed_ms:
-            self.observed_ms = ts
 
     def put(self, key_id, value, ts: int, input_index: int = -1) -> bool:
         """Store a record; False when the store dropped the put as expired.
