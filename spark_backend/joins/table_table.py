@@ -63,6 +63,37 @@ def _args(side, mine, other):
     return F.when(left_side, mine).otherwise(other), F.when(left_side, other).otherwise(mine)
 
 
+def join_result(side, join, new, old, ov, ots, update_ts):
+    """The columns of a KTable-KTable join processor's result for an update of ``side`` (0 left,
+    1 right) with new value ``new`` and old value ``old`` (null unless the source sends old values),
+    the other side's current value ``ov`` (null: absent) and timestamp ``ots``: ``(emit,
+    new_null, o_kind, out_ts, (n_l, n_r, o_l, o_r))`` (the joiner arguments of the new and the old
+    result). Shared by the windowed-table join, whose windowed tables join by the same rules."""
+    present = ov.isNotNull()
+    right_join_side = (join == "left") & (side == 1)
+    kip77 = F.col("kip77_join_semantics")  # [kip77_join_semantics]
+    # before KIP-77 every update was forwarded and inner/left only read the other side when new
+    # or old was non-null
+    other = F.when(~kip77 & ~right_join_side & (join != "outer") & new.isNull() & old.isNull(), F.lit(None)) \
+        .otherwise(ov)
+    has_other = other.isNotNull()
+    emit = F.when(~kip77, F.lit(True)) \
+        .when((join == "inner") | right_join_side, present) \
+        .otherwise(present | new.isNotNull() | old.isNotNull())
+    new_null = F.when(join == "inner", new.isNull() | ~has_other) \
+        .when(right_join_side, ~has_other) \
+        .when(join == "left", new.isNull()) \
+        .otherwise(new.isNull() & ~has_other)
+    old_joined = F.when(join == "inner", old.isNotNull() & has_other) \
+        .when(right_join_side, has_other) \
+        .when(join == "left", old.isNotNull()) \
+        .otherwise(old.isNotNull() | has_other)
+    o_kind = F.when(~F.col("send_old"), F.lit(OLD_NONE)).when(old_joined, F.lit(OLD_JOINED)).otherwise(F.lit(OLD_NULL))
+    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the update's own
+    out_ts = F.when(F.col("output_ts_max") & present, F.greatest(update_ts, ots)).otherwise(update_ts)
+    return emit, new_null, o_kind, out_ts, _args(side, new, other) + _args(side, old, other)
+
+
 def table_table_join(frame, features):
     """``frame``: records of table_table_join scenarios, clustered by (scenario, task), with
     configs and processing order. Returns its events (``outputs.events``)."""
@@ -88,30 +119,7 @@ def table_table_join(frame, features):
     new = F.col("value")
     old = F.when(sends_old, this_state.getField("v"))
     ov, ots = other_state.getField("v"), other_state.getField("t")
-    present = ov.isNotNull()
-    right_join_side = (join == "left") & (side == 1)
-    kip77 = F.col("kip77_join_semantics")  # [kip77_join_semantics]
-    # before KIP-77 every update was forwarded and inner/left only read the other side when new
-    # or old was non-null
-    other = F.when(~kip77 & ~right_join_side & (join != "outer") & new.isNull() & old.isNull(), F.lit(None)) \
-        .otherwise(ov)
-    has_other = other.isNotNull()
-    emit = F.when(~kip77, F.lit(True)) \
-        .when((join == "inner") | right_join_side, present) \
-        .otherwise(present | new.isNotNull() | old.isNotNull())
-    new_null = F.when(join == "inner", new.isNull() | ~has_other) \
-        .when(right_join_side, ~has_other) \
-        .when(join == "left", new.isNull()) \
-        .otherwise(new.isNull() & ~has_other)
-    old_joined = F.when(join == "inner", old.isNotNull() & has_other) \
-        .when(right_join_side, has_other) \
-        .when(join == "left", old.isNotNull()) \
-        .otherwise(old.isNotNull() | has_other)
-    o_kind = F.when(~F.col("send_old"), F.lit(OLD_NONE)).when(old_joined, F.lit(OLD_JOINED)).otherwise(F.lit(OLD_NULL))
-    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the update's own
-    out_ts = F.when(F.col("output_ts_max") & present, F.greatest(F.col("ts"), ots)).otherwise(F.col("ts"))
-    n_l, n_r = _args(side, new, other)
-    o_l, o_r = _args(side, old, other)
+    emit, new_null, o_kind, out_ts, (n_l, n_r, o_l, o_r) = join_result(side, join, new, old, ov, ots, F.col("ts"))
     # [versioned_tables] KIP-914: a join whose parent is versioned drops out-of-order updates (the
     # loader rejects versioned tables before 3.5, so t_ver implies the rule)
     out_of_order = F.col("stored") & F.col("t_ver") & ~F.col("is_latest")

@@ -44,7 +44,8 @@ from pyspark.sql import functions as F
 
 from reference.model.codes import DropReason
 
-from spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from spark_backend.joins.table_table import join_result
+from spark_backend.runtime.outputs import DROP, OUTPUT, events
 from spark_backend.windows.window_settings import Features
 from spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
                                                record_events, update_ts, window_store_shows, windowed_key)
@@ -132,12 +133,6 @@ def _other_state(frame):
                         F.when(shows, other.getField("t")).alias("o_t"))
 
 
-def _args(side, mine, other):
-    """The joiner arguments (left, right) for this side's value ``mine`` and the other's ``other``."""
-    left_side = side == LEFT
-    return F.when(left_side, mine).otherwise(other), F.when(left_side, other).otherwise(mine)
-
-
 def _join_events(frame):
     """The join processors' results (see ``spark_backend.joins.table_table`` for the rules)."""
     side, join = F.col("side"), F.col("join")
@@ -148,29 +143,8 @@ def _join_events(frame):
         .otherwise(F.when(~F.col("old_null"), F.col("old_text")))
     new = F.col("v")
     old = F.when(sends_old, source_old)
-    ov, ots = F.col("o_v"), F.col("o_t")
-    present = ov.isNotNull()
-    right_join_side = (join == "left") & (side == RIGHT)
-    kip77 = F.col("kip77_join_semantics")  # [kip77_join_semantics]
-    other = F.when(~kip77 & ~right_join_side & (join != "outer") & new.isNull() & old.isNull(), F.lit(None)) \
-        .otherwise(ov)
-    has_other = other.isNotNull()
-    emit = F.when(~kip77, F.lit(True)) \
-        .when((join == "inner") | right_join_side, present) \
-        .otherwise(present | new.isNotNull() | old.isNotNull())
-    new_null = F.when(join == "inner", new.isNull() | ~has_other) \
-        .when(right_join_side, ~has_other) \
-        .when(join == "left", new.isNull()) \
-        .otherwise(new.isNull() & ~has_other)
-    old_joined = F.when(join == "inner", old.isNotNull() & has_other) \
-        .when(right_join_side, has_other) \
-        .when(join == "left", old.isNotNull()) \
-        .otherwise(old.isNotNull() | has_other)
-    o_kind = F.when(~F.col("send_old"), F.lit(OLD_NONE)).when(old_joined, F.lit(OLD_JOINED)).otherwise(F.lit(OLD_NULL))
-    # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the update's own
-    out_ts = F.when(F.col("output_ts_max") & present, F.greatest(F.col("u_ts"), ots)).otherwise(F.col("u_ts"))
-    n_l, n_r = _args(side, new, other)
-    o_l, o_r = _args(side, old, other)
+    emit, new_null, o_kind, out_ts, (n_l, n_r, o_l, o_r) = join_result(
+        side, join, new, old, F.col("o_v"), F.col("o_t"), F.col("u_ts"))
     f1, f3 = forward_order(frame)
     skipped = F.col("r2_skipped")
     etype = F.when(skipped, F.lit(DROP)).when(emit, F.lit(OUTPUT))
