@@ -7,7 +7,7 @@ import json
 import os
 import re
 import time
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import attrs
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
@@ -102,7 +102,8 @@ def _valid_in(doc, release) -> bool:
 
 def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, seed: int,
                       batch_size: int = 500, out_dir: Optional[str] = None,
-                      max_findings: Optional[int] = None) -> OperatorRun:
+                      max_findings: Optional[int] = None,
+                      on_cases: Optional[Callable[[int], None]] = None) -> OperatorRun:
     """Run ``cases`` generated cases through ``a`` and ``b``; shrink divergences into findings.
 
     Two engines at one release: the first divergence is the finding (``max_findings`` 1; with
@@ -112,7 +113,8 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
     (``explained_by``: the changed rules whose name or KIP/JIRA the explanations of the
     differing records cite), a divergence no rule explains has been found, or the cases run out;
     divergences explained by rules already shown are skipped. ``max_findings`` caps the findings
-    either way. Cases an engine refuses are counted (``compared`` is the rest)."""
+    either way. Cases an engine refuses are counted (``compared`` is the rest). ``on_cases(n)``
+    is told after each batch how many more cases ran (a progress bar)."""
     started = time.monotonic()
     suppress = supports_suppress(a, operator) and supports_suppress(b, operator)
     docs = draw_cases(operator, (a.profile, b.profile), cases, seed, suppress)
@@ -128,6 +130,8 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
         results_a, results_b = run_batch(a, batch), run_batch(b, batch)
         for offset, (ra, rb) in enumerate(zip(results_a, results_b)):
             ran = start + offset + 1
+            if on_cases is not None:
+                on_cases(1)
             if ra.error or rb.error:
                 rejected = rejected or f"{a.label if ra.error else b.label}: {ra.error or rb.error}"
                 continue
@@ -297,5 +301,6 @@ def _as_expected(rec) -> dict:
 
 
 def difftest(a: EngineConfig, b: EngineConfig, operators=OPERATORS, cases: int = 200, seed: int = 0,
-             out_dir: Optional[str] = None, batch_size: int = 500, max_findings: Optional[int] = None) -> List[OperatorRun]:
-    return [difftest_operator(op, a, b, cases, seed, batch_size, out_dir, max_findings) for op in operators]
+             out_dir: Optional[str] = None, batch_size: int = 500, max_findings: Optional[int] = None,
+             on_cases: Optional[Callable[[int], None]] = None) -> List[OperatorRun]:
+    return [difftest_operator(op, a, b, cases, seed, batch_size, out_dir, max_findings, on_cases) for op in operators]

@@ -1,5 +1,6 @@
 """``kssim``: run scenarios, check them against their expectations, explain and list drops,
-replay captured topics, compare engines and releases.
+replay captured topics, diff them against a captured output topic (``kssim diff``:
+``tools/diff_command.py``), compare engines and releases.
 
 The command line parses arguments and prints; the work is the packages': the engine table
 (``reference.model.engines``), rendering (``reference.model.render``), the verdict
@@ -7,9 +8,10 @@ The command line parses arguments and prints; the work is the packages': the eng
 (``reference.model.record_files``), the replays (``reference.runtime.replay``,
 ``spark_backend.runtime.replay``) and the differential harness (``differential_tests``).
 
-Exit codes: 0 success; 1 a scenario failed its expectations (or Kafka Streams would fail a
-replay, or a difftest found a divergence); 2 bad input (a malformed file, an impossible topology,
-an unknown release, an output path that would overwrite an input); 130 interrupted.
+Exit codes: 0 success; 1 a scenario failed its expectations (or ``check`` skipped scenarios
+without ``--allow-skip``, Kafka Streams would fail a replay, a diff or difftest found a
+divergence); 2 bad input (a malformed file, an impossible topology, an unknown release, an output
+path that would overwrite an input); 130 interrupted.
 """
 from __future__ import annotations
 
@@ -17,12 +19,14 @@ import argparse
 import sys
 import time
 
+from reference.model.captures.options import add_capture_options
 from reference.model.compare import Status, check_failure, judge
 from reference.model.engines import ENGINES, explore, outcome_json, replay, run_scenarios
-from reference.model.errors import KssimError, ScenarioError
+from reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
 from reference.model.records import NO_OLD_VALUE
 from reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
 from reference.model.scenario import find_scenario_files, load_scenario
+from tools.progress import progress_bar
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -140,38 +144,95 @@ def cmd_explore(args) -> int:
 
 
 def cmd_check(args) -> int:
-    files = find_scenario_files(args.paths)
+    """Check every scenario; a file that cannot be loaded or run is reported INVALID and the check
+    goes on (one bad file never hides the verdict on the others)."""
+    started = time.monotonic()
     counts = {status: 0 for status in Status}
     invalid = 0
-    started = time.monotonic()
     loaded = []
-    for path in files:
+    entries = list(_scenario_files_or_problems(args.paths))
+    bar = progress_bar(len(entries), "files", "loading", quiet=args.quiet)  # stderr, terminals only
+    for path, problem in entries:
+        bar.update(1)
         try:
+            if problem is not None:
+                raise problem
             loaded.append((path, load_scenario(path)))
         except KssimError as exc:
             invalid += 1
-            print(f"INVALID {path}: {exc}")
-    results = run_scenarios(args.engine, [s for _, s in loaded], master=args.master)
+            # a ScenarioError's text starts with the file's path
+            print(f"INVALID {exc}" if isinstance(exc, ScenarioError) else f"INVALID {path}: {exc}")
+        except Exception as exc:  # a kssim bug must not stop the other files' check
+            invalid += 1
+            print(f"INVALID {path}: kssim could not load it ({type(exc).__name__}: {exc}); please report this")
+    bar.close()
+    results = _run_each_isolated(args.engine, [s for _, s in loaded], args.master)
     for (path, scenario), result in zip(loaded, results):
+        if isinstance(result, Exception) and not isinstance(result, UnsupportedOperator):
+            invalid += 1
+            print(f"INVALID {path}: engine {args.engine} could not run it: {_error_text(result)}")
+            continue
         verdict = judge(scenario, result)
         counts[verdict.status] += 1
         if verdict.status is Status.PASS:
             if not args.quiet:
                 print(f"PASS {scenario.name} ({path})")
         elif verdict.status is Status.UNSUPPORTED:
-            if not args.quiet:
-                print(f"SKIP {scenario.name} ({path}): {verdict.detail}")
+            # always printed: a skipped scenario was not checked
+            print(f"SKIP {scenario.name} ({path}): {verdict.detail}")
         else:
             print(f"FAIL {scenario.name} ({path}) [Kafka {scenario.release}, {scenario.topology.operator}]")
             print("  " + verdict.detail.replace("\n", "\n  "))
     elapsed = time.monotonic() - started
     skipped = counts[Status.UNSUPPORTED]
-    skipped = f", {skipped} skipped (operator not implemented by engine {args.engine})" if skipped else ""
+    skipped_text = f", {skipped} skipped (not supported by engine {args.engine})" if skipped else ""
     failed = counts[Status.FAIL]
-    print(f"{counts[Status.PASS]} passed, {failed} failed, {invalid} invalid{skipped} in {elapsed:.1f}s")
+    print(f"{counts[Status.PASS]} passed, {failed} failed, {invalid} invalid{skipped_text} in {elapsed:.1f}s")
+    if skipped and not args.allow_skip and not failed and not invalid:
+        print(f"kssim: {skipped} scenario(s) not checked on engine {args.engine} (pass --allow-skip to accept that)",
+              file=sys.stderr)
     if invalid:
         return EXIT_BAD_INPUT if not failed else EXIT_FAILED
-    return EXIT_FAILED if failed else EXIT_OK
+    if failed or (skipped and not args.allow_skip):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _scenario_files_or_problems(paths):
+    """(file, None) for each scenario file under ``paths``, or (path, ScenarioError) for a path
+    that does not exist, so that ``check`` reports it and goes on."""
+    for path in paths:
+        try:
+            files = find_scenario_files([path])
+        except ScenarioError as exc:
+            yield path, exc
+            continue
+        for f in files:
+            yield f, None
+
+
+def _run_each_isolated(engine, scenarios, master):
+    """One result or exception per scenario. The whole batch runs at once (one Spark job); if it
+    fails as a whole, each scenario is run alone, so the failure is pinned on its own scenario."""
+    if not scenarios:
+        return []  # nothing valid to run: no Spark session either
+    try:
+        return run_scenarios(engine, scenarios, master=master, catch=Exception)
+    except KeyboardInterrupt:
+        raise
+    except Exception:  # noqa: BLE001 - pinned on its scenario below
+        return [_run_alone(engine, s, master) for s in scenarios]
+
+
+def _run_alone(engine, scenario, master):
+    try:
+        return run_scenarios(engine, [scenario], master=master, catch=Exception)[0]
+    except Exception as exc:  # noqa: BLE001 - reported as INVALID by cmd_check
+        return exc
+
+
+def _error_text(exc) -> str:
+    return str(exc) if isinstance(exc, KssimError) else f"{type(exc).__name__}: {exc}"
 
 
 def cmd_difftest(args) -> int:
@@ -183,7 +244,13 @@ def cmd_difftest(args) -> int:
     # by default, every operator both releases have
     operators = args.operator or [op for op in OPERATORS if not missing_in(op, (a.profile, b.profile))]
     status = EXIT_OK
-    for run in difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out, max_findings=args.findings):
+    bar = progress_bar(args.cases * len(operators), "cases", "difftest")  # stderr, terminals only
+    try:
+        runs = difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out,
+                        max_findings=args.findings, on_cases=bar.update)
+    finally:
+        bar.close()
+    for run in runs:
         rate = run.cases / run.seconds * 60 if run.seconds else 0
         if run.compared < run.cases and not run.findings:
             # a case one engine refuses compares nothing: say so rather than "no divergence"
@@ -193,7 +260,7 @@ def cmd_difftest(args) -> int:
             continue
         if not run.findings:
             print(f"{run.operator}: {run.cases} cases, no divergence between {a.label} and {b.label} "
-                  f"({run.seconds:.1f}s, {rate:,.0f} cases/min)")
+                  f"({run.seconds:.1f}s, {rate:,.0f} cases/min){_changed_rules_note(a, b)}")
             continue
         status = EXIT_FAILED
         for finding in run.findings:
@@ -204,18 +271,43 @@ def cmd_difftest(args) -> int:
     return status
 
 
+def _changed_rules_note(a, b) -> str:
+    """After "no divergence" between two releases: which rules kssim models as changing between
+    them (none: the releases behave alike; some: none of them showed in these cases)."""
+    from reference.model.profiles import rule_changes
+
+    if a.release == b.release:
+        return ""
+    names = [r.name for r in rule_changes(a.profile, b.profile)]
+    if not names:
+        return f"; kssim models no rule change between {a.release} and {b.release}"
+    return f"; rules that change between {a.release} and {b.release} (kssim rules {a.release} {b.release}): " \
+           f"{', '.join(names)}"
+
+
 def cmd_replay(args) -> int:
     """Replay captured record files through a topology file's topology on either engine."""
-    from reference.model.record_files import check_output_path, load_replay_topology
+    from reference.model.captures import capture_options_from, input_paths
+    from reference.model.record_files import check_drops_path, check_output_path, load_replay_topology
+    from tools.progress import progress_factory
 
-    check_output_path(args.output, args.input)  # before any work: the captures are never overwritten
+    # before any work: the captures are never overwritten
+    check_output_path(args.output, input_paths(args.input))
+    if args.drops is not None:
+        check_drops_path(args.drops, input_paths(args.input), args.output)
+    options = capture_options_from(args)
     # captured topics carry no cross-topic order: Kafka's timestamp synchronisation decides it
     scenario = load_replay_topology(args.topology, order=args.order)
     started = time.monotonic()
-    summary = replay(args.engine, scenario, args.input, args.output, master=args.master)
+    progress = progress_factory("records", "replay", quiet=args.quiet)
+    summary = replay(args.engine, scenario, args.input, args.output, master=args.master, options=options,
+                     drops=args.drops, progress=progress)
+    ignored = getattr(summary, "ignored", None) or {}
+    skipped = "".join(f", {n:,} record{'s' if n != 1 else ''} of topic {t} skipped" for t, n in sorted(ignored.items()))
     print(f"replayed {', '.join(args.input)} ({args.order}) through {scenario.topology.operator} "
           f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
-          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} inputs dropped")
+          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} inputs dropped"
+          f"{skipped}" + (f" (listed in {args.drops})" if args.drops is not None else ""))
     if summary.failure is not None:
         print(f"Kafka Streams would fail while processing input {summary.failure.input_index}: "
               f"{summary.failure.message}", file=sys.stderr)
@@ -254,13 +346,15 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kssim", description="Exactly what Kafka Streams outputs, per release.",
-                                     epilog="Exit codes: 0 success; 1 a scenario failed its expectations (or Kafka "
-                                            "Streams would fail a replay); 2 bad input.")
+                                     epilog="Exit codes: 0 success; 1 a scenario failed its expectations, check "
+                                            "skipped scenarios (without --allow-skip), a comparison found a "
+                                            "difference, or Kafka Streams would fail a replay; 2 bad input (one "
+                                            "message naming the file, record and field); 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run scenario files and print every output record")
-    run.add_argument("files", nargs="+", help="scenario files or folders")
+    run.add_argument("files", nargs="+", help="scenario files (.json, .yaml, .yml) or folders (searched recursively)")
     run.add_argument("--format", choices=("table", "jsonl"), default="table",
                      help="table (default), or jsonl: one compact JSON object per output record")
     run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
@@ -283,41 +377,72 @@ def build_parser() -> argparse.ArgumentParser:
                           "schedule, matches_relational_join")
     exp.set_defaults(func=cmd_explore)
 
-    check = sub.add_parser("check", help="check scenarios against their expected output")
-    check.add_argument("paths", nargs="+", help="scenario files or folders (searched recursively)")
+    check = sub.add_parser("check", help="check scenarios against their expected output",
+                           description="Run each scenario and compare its output (and expected_failure) with what "
+                                       "it expects: PASS, FAIL with the first difference, SKIP when the engine "
+                                       "lacks the scenario's operator or feature, INVALID (with the file, record "
+                                       "and field) when a file cannot be loaded or run; the check always goes on "
+                                       "to the summary. Exit 0 all passed; 1 a failure, or a skip without "
+                                       "--allow-skip; 2 invalid files and no failure.")
+    check.add_argument("paths", nargs="+", help="scenario files (.json, .yaml, .yml) or folders (searched recursively)")
     check.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     check.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
-    check.add_argument("-q", "--quiet", action="store_true", help="print only failures and the summary")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="print only failures, invalid files, skipped scenarios and the summary")
+    check.add_argument("--allow-skip", action="store_true",
+                       help="exit 0 even when scenarios were skipped because the engine lacks their operator "
+                            "or feature (by default a skipped scenario makes the exit code 1)")
     check.set_defaults(func=cmd_check)
 
-    replay = sub.add_parser("replay", help="replay captured record files (JSONL or Parquet) through a topology file")
+    replay = sub.add_parser("replay", help="replay captured topics (kcat -C -J, kafka-console-consumer, JSONL or "
+                                           "Parquet) through a topology file")
     replay.add_argument("topology", help="a scenario file giving topology, semantics and config (its inputs are not used)")
-    replay.add_argument("--input", "-i", action="append", required=True,
-                        help="record file (.jsonl or .parquet; a folder: its data files in name order) with topic, "
-                             "partition (default 0), offset (optional), ts, key, value (in Parquet: key and value as "
-                             "JSON text); repeatable: rows are numbered in the order given")
+    replay.add_argument("--input", "-i", action="append", required=True, metavar="[TOPIC=]PATH",
+                        help="a capture: kcat -C -J lines, kafka-console-consumer text (TOPIC= names its topic; "
+                             "default: the file's name without extension), or a kssim record file (.jsonl or "
+                             ".parquet: topic, partition, offset, ts, key, value); a folder: its data files in name "
+                             "order, in one format; repeatable: records are numbered in the order given")
     replay.add_argument("--output", "-o", required=True,
                         help="output file (.jsonl or .parquet) in an existing folder; never an input; written "
                              "atomically (an existing file is replaced only by a complete output)")
     replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default="timestamp_sync",
-                        help="timestamp_sync (default): each task picks its next record as Kafka does (a "
-                             "partition's given offsets must increase); as_listed: the rows in file order (offsets "
-                             "not read)")
+                        help="timestamp_sync (default): Kafka's order: each partition's records in offset order "
+                             "(given offsets must increase), and each task takes next the head record of its "
+                             "partitions with the smallest timestamp, by the topology file's release (ties: the "
+                             "topic declared first, then the lower partition); as_listed: TopologyTestDriver's "
+                             "order: every record processed at once as it is read, the files in the order given, "
+                             "each top to bottom, timestamps and offsets ignored for the order. With config."
+                             "global_table: bootstrap, the global (right) topic's records come first in both")
     replay.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     replay.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
+    replay.add_argument("--drops", metavar="FILE.jsonl",
+                        help="also write every dropped or ignored input to this file, one JSON object a line (input, "
+                             "drop: the reason code, topic, partition, key); never an input or the output; written "
+                             "atomically (reference engine)")
+    replay.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bar (it shows on stderr only when stderr is a terminal)")
+    add_capture_options(replay)
     replay.set_defaults(func=cmd_replay)
 
-    rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases")
-    rules.add_argument("releases", nargs="*", metavar="RELEASE", help="two releases, e.g. 3.6 3.7")
+    from tools.diff_command import add_diff_parser  # kssim diff: its command and options live there
+
+    add_diff_parser(sub)
+
+    rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases",
+                           description="With no release: every rule kssim models, the releases it holds in and "
+                                       "its source (KIP, JIRA). With two: the rules gained or lost from the first "
+                                       "release to the second.")
+    rules.add_argument("releases", nargs="*", metavar="RELEASE",
+                       help="two releases, e.g. 3.6 3.7, or with patch numbers, e.g. 3.1.0 3.1.1")
     rules.set_defaults(func=cmd_rules)
 
     diff = sub.add_parser("difftest", help="run generated cases through two engine configurations and shrink the first divergence")
     diff.add_argument("--a", required=True, metavar="ENGINE[@RELEASE]", help="e.g. reference, reference@3.6, spark@3.9")
-    diff.add_argument("--b", required=True, metavar="ENGINE[@RELEASE]")
+    diff.add_argument("--b", required=True, metavar="ENGINE[@RELEASE]", help="the configuration --a is compared with")
     diff.add_argument("--operator", action="append", choices=DIFFTEST_OPERATORS,
                       help="operator to test (repeatable; default: all)")
     diff.add_argument("--cases", type=int, default=200, help="cases per operator (default 200)")
-    diff.add_argument("--seed", type=int, default=0)
+    diff.add_argument("--seed", type=int, default=0, help="the same seed generates the same cases (default 0)")
     diff.add_argument("--findings", type=int, default=None,
                       help="most divergences to report per operator (default: 1 between engines; between two "
                            "releases, one per rule that changes, each explained by its rule)")

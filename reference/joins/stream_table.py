@@ -36,7 +36,10 @@ _REF = "KStreamKTableJoinProcessor"
 
 
 def build(spec, profile, config, instance_state):
-    return StreamTableJoin(spec, profile)
+    join = StreamTableJoin(spec, profile)
+    if join.buffer is None and not join.versioned:
+        join.__class__ = PlainStreamTableJoin  # same state, the hot path inlined
+    return join
 
 
 class StreamTableJoin:
@@ -141,3 +144,20 @@ class StreamTableJoin:
                 text = (f"released by the grace buffer: ts {ts} <= buffer time {observed} - grace {grace} = "
                         f"{observed - grace}; " + text)
         return Why(rule, text + "; output ts = stream ts", joined, ref=_REF + (", KIP-923" if via else ""))
+
+
+class PlainStreamTableJoin(StreamTableJoin):
+    """A stream-table join without grace buffer on an unversioned table: a stream record with a
+    key and a value is joined inline (the hot path of a replay); everything else, and every run
+    that explains, goes through :class:`StreamTableJoin`'s steps."""
+
+    __slots__ = ()
+
+    def process(self, topic, key, value, ts, ctx):
+        if topic != "left" or key is None or value is None or ctx.explain:
+            return StreamTableJoin.process(self, topic, key, value, ts, ctx)
+        row = self.rows.get(key if key.__class__ is str and key.isascii() else key_identity(key))
+        if row is not None:
+            ctx.emit(key, self.joiner(value, row[0]), ts)
+        elif self.left_join:
+            ctx.emit(key, self.joiner(value, None), ts)

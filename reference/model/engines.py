@@ -60,17 +60,53 @@ def run_scenarios(engine: str, scenarios: Sequence, explain: bool = False, maste
     return module.run_scenarios(scenarios, spark=session.get_spark(master))
 
 
-def replay(engine: str, scenario, inputs: Sequence, output, master=None):
-    """Replay the record files ``inputs`` through ``scenario``'s topology on ``engine`` into the
+def replay(engine: str, scenario, inputs: Sequence, output, master=None, options=None, drops=None, progress=None):
+    """Replay the captures ``inputs`` through ``scenario``'s topology on ``engine`` into the
     file ``output`` (``.jsonl`` or ``.parquet``); returns a
     :class:`~reference.model.record_files.ReplaySummary`. The output path is checked before any
     work (``record_files.check_output_path``) and written atomically, on either engine;
-    ``master``: the Spark master URL (the Spark backend)."""
+    ``master``: the Spark master URL (the Spark backend); ``options``: how to read the captures
+    (``reference.model.captures.CaptureOptions``; None: the defaults); ``drops``: a ``.jsonl``
+    file that gets every dropped input (engines that write one); ``progress``: ``progress(total)
+    -> bar`` (``tools.progress``), used by engines that report progress."""
+    import inspect
+
     module_name, function = REPLAY_FUNCTIONS[check_engine(engine)]
     run = getattr(importlib.import_module(module_name), function)
+    extra = {}
+    if options is not None:
+        if "options" in inspect.signature(run).parameters:
+            extra["options"] = options
+        elif options != _default_capture_options():
+            raise KssimError(f"engine {engine} does not read the capture options (--input-format, --topic, ...) "
+                             f"yet: replay on the reference engine")
+    parameters = inspect.signature(run).parameters
+    if drops is not None:
+        if "drops" not in parameters:
+            raise KssimError(f"engine {engine} does not write a drops file (--drops) yet: replay on the reference engine")
+        extra["drops"] = drops
+    if progress is not None and "progress" in parameters:
+        extra["progress"] = progress
     if engine == "spark":
-        return run(scenario, list(inputs), output, master=master)
-    return run(scenario, list(inputs), output)
+        return run(scenario, list(inputs), output, master=master, **extra)
+    return run(scenario, list(inputs), output, **extra)
+
+
+def _default_capture_options():
+    from reference.model.captures import CaptureOptions
+
+    return CaptureOptions()
+
+
+def stream_reference_outputs(scenario, records, on_output, explain: bool = False):
+    """Run the input records ``records`` (an iterable, read as the run goes) through
+    ``scenario``'s topology on the reference engine, handing each output record to
+    ``on_output`` as it is produced (none is kept: memory bounded by live state; ``kssim diff``).
+    Returns the RunResult (its ``failure``: where Kafka Streams would die); drops are not kept.
+    ``explain``: outputs carry their ``why``."""
+    module = importlib.import_module(ENGINE_MODULES["reference"])
+    return module.run_records(scenario.topology, scenario.profile, scenario.config, records, explain=explain,
+                              on_output=on_output, collect_drops=False)
 
 
 #: the engine that explores interleavings (interleaved delivery is the reference's alone)

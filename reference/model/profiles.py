@@ -4,10 +4,12 @@ This module is the one place that says which release brought (or removed) which 
 read a :class:`Profile` by rule name (``profile.kip77_join_semantics``) and never compare version
 numbers themselves.
 
-Releases are written "MAJOR.MINOR" (``"2.4"``, ``"3.9"``), "0.10.MINOR" for the 0.10 line
-(``"0.10.0"``), optionally with a patch level (``"3.4.1"``, ``"2.6.2"``) where a rule changed in a
-bug-fix release. A release between two modelled ones takes the older one's rules (``"3.3"`` has
-the rules of 3.2); an unknown or future release is an error.
+Releases are written "MAJOR.MINOR" (``"2.4"``, ``"3.9"``: the line's .0 release), "0.10.MINOR"
+for the 0.x lines (``"0.10.0"``), or with a patch level (``"3.1.1"``, ``"2.6.2"``). A patch release
+has its line's rules plus every rule whose ``since`` is a patch release up to it (a rule since
+3.1.1 holds in 3.1.1, 3.1.2 and 3.2+; a fix backported to an older line is listed in the rule's
+``also``). Only the patch releases kssim knows (:data:`NEWEST_PATCH`) are accepted; an unknown,
+future or malformed release is an error naming the known ones.
 """
 from __future__ import annotations
 
@@ -28,6 +30,15 @@ RELEASE_LINES = (
     "4.0", "4.1", "4.2", "4.3",
 )
 DEFAULT_RELEASE = RELEASE_LINES[-1]
+
+#: The newest bug-fix release of each line kssim knows, from Kafka's release tags (``git tag``: 1.0.0
+#: to 1.0.2, ..., 3.8.0 and 3.8.1; the history kssim reads ends at 3.9.0, and later lines are known
+#: by their .0 release only). "3.1.1" is accepted, "3.1.9" is not: a patch release kssim has not
+#: seen may carry fixes it does not model. The 0.x lines (0.10.2.1, ...) are modelled by line only.
+NEWEST_PATCH = {
+    "1.0": 2, "1.1": 1, "2.0": 1, "2.1": 1, "2.2": 2, "2.3": 1, "2.4": 1, "2.5": 1, "2.6": 3, "2.7": 2,
+    "2.8": 2, "3.0": 2, "3.1": 2, "3.2": 3, "3.3": 2, "3.4": 1, "3.5": 2, "3.6": 2, "3.7": 1, "3.8": 1,
+}
 
 
 @attrs.frozen
@@ -370,6 +381,10 @@ def session_window_settings(profile: "Profile", gap_ms: int, grace_ms: Optional[
 
 def parse_release(text) -> Version:
     """``"3.9"`` -> (3, 9, 0); ``"0.10.2"`` -> (0, 10, 2); ``"3.4.1"`` -> (3, 4, 1)."""
+    if isinstance(text, float):
+        # YAML and JSON read an unquoted 3.10 as the number 3.1
+        raise KssimError(f"release must be a string like \"3.9\", got the number {text!r}: quote it "
+                         f"(\"{text}\"; unquoted, 3.10 reads as 3.1)")
     if not isinstance(text, str):
         raise KssimError(f"release must be a string like \"3.9\", got {text!r}")
     parts = text.split(".")
@@ -378,6 +393,9 @@ def parse_release(text) -> Version:
     except ValueError:
         raise KssimError(f"release {text!r} is not a version like \"3.9\" or \"0.10.2\"") from None
     if numbers and numbers[0] == 0:
+        if len(numbers) == 4:
+            raise KssimError(f"release {text!r}: kssim models the 0.x lines as a whole (their bug-fix releases "
+                             f"are not modelled apart): write \"{'.'.join(parts[:3])}\"")
         if len(numbers) != 3:
             raise KssimError(f"release {text!r}: 0.x releases are written with three parts, e.g. \"0.10.2\"")
         return tuple(numbers)  # type: ignore[return-value]
@@ -400,6 +418,18 @@ def _holds(rule: Rule, v: Version) -> bool:
     return False
 
 
+def _check_patch_release(release: str, version: Version) -> None:
+    """A bug-fix release must be one kssim knows (:data:`NEWEST_PATCH`), else its fixes would be guessed."""
+    if version[0] == 0 or version[2] == 0:
+        return
+    line = f"{version[0]}.{version[1]}"
+    newest = NEWEST_PATCH.get(line, 0)
+    if version[2] > newest:
+        known = ", ".join(f"{line}.{patch}" for patch in range(newest + 1))
+        raise KssimError(f"release {release!r} is not a Kafka Streams release kssim knows: of the {line} line it "
+                         f"knows {known} (\"{line}\" is {line}.0)")
+
+
 class Profile:
     """The rules in force for one Kafka Streams release; read them as attributes by rule name."""
 
@@ -415,6 +445,7 @@ class Profile:
                 raise KssimError(f"release {release!r} is not modelled: the newest modelled release is {newest}")
             raise KssimError(f"release {release!r} is not a Kafka Streams release kssim knows "
                              f"({RELEASE_LINES[0]} to {newest})")
+        _check_patch_release(release, version)
         object.__setattr__(self, "release", release)
         object.__setattr__(self, "version", version)
         object.__setattr__(self, "_rules", {r.name: _holds(r, version) for r in RULES})

@@ -10,6 +10,10 @@ processes the rows in file order and ignores them. Bad rows are errors naming th
 (JSONL) or row (Parquet) and the field; nothing is silently lost. The Spark backend reads the same
 files with the same numbering and checks (``spark_backend/runtime/record_files.py``).
 
+The readers live in :mod:`reference.model.captures` (kcat, console, JSONL and Parquet captures,
+topic mapping, streaming); :func:`iter_record_files`, :func:`read_record_files` and
+:func:`read_rows` are thin wrappers over them.
+
 The rules a row must follow are defined here once, for both engines:
 
 - :func:`parse_json`: strict JSON (a JSONL line; a Parquet ``key``/``value`` cell, which holds
@@ -20,7 +24,8 @@ The rules a row must follow are defined here once, for both engines:
 - :func:`check_parquet_columns`: a Parquet file's column types (:data:`PARQUET_KINDS`).
 
 Outputs (``kssim replay --output``): :func:`check_output_path` refuses, before any work, an output
-that is an input (or lies in an input folder), in a missing folder or with an unknown extension;
+that is an input (or lies in an input folder), in a missing folder or with an unknown extension
+(:func:`check_drops_path`: the same for ``kssim replay --drops``, which must not be the output either);
 :func:`open_output` writes one atomically (a temporary file beside it, moved into place only when
 complete: on an error or Ctrl-C nothing partial is left and an existing file is untouched).
 """
@@ -29,15 +34,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
+import orjson
 
 from reference.model.errors import KssimError, ScenarioError
 from reference.model.records import InputRecord
 from reference.model.render import json_line, output_as_json
-from reference.model.topology import ExtractorError, check_extractable
 
 RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
 REQUIRED_FIELDS = ("topic", "ts", "key", "value")
@@ -74,13 +80,62 @@ def _unique_keys(pairs):
     return dict(pairs)
 
 
+#: how deep arrays and objects may nest in a JSON value (deeper: NotJson, never a RecursionError;
+#: Spark's Jackson parser allows 1000 levels, Python's parser about as many)
+MAX_JSON_DEPTH = 512
+#: a JSON string (skipped) or a bracket, for measuring nesting
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def json_depth_problem(text) -> Optional[str]:
+    """Why ``text`` nests too deeply (more than :data:`MAX_JSON_DEPTH` levels), or None. Cheap
+    unless the text holds more than that many opening brackets."""
+    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
+    if text.count(opening[0]) + text.count(opening[1]) <= MAX_JSON_DEPTH:
+        return None
+    if not isinstance(text, str):
+        text = text.decode("utf-8", "replace")
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return f"nested deeper than {MAX_JSON_DEPTH} levels"
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
 def parse_json(text):
     """Strict JSON (NotJson otherwise): what Spark's JSON parser accepts too: no ``NaN`` or
-    ``Infinity``, no repeated object key, nothing but whitespace after the value."""
+    ``Infinity``, no repeated object key, nothing but whitespace after the value, no nesting
+    deeper than :data:`MAX_JSON_DEPTH`."""
+    too_deep = json_depth_problem(text)
+    if too_deep:
+        raise NotJson(too_deep)
     try:
-        return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise NotJson(exc.msg) from None
+    except RecursionError:  # a deep stack at the call: never a traceback
+        raise NotJson("nested too deeply") from None
+    # only a \uD800-\uDFFF escape can make a lone surrogate (UTF-8 text cannot hold one)
+    if ("\\ud" in text or "\\uD" in text) and _has_lone_surrogate(value):
+        raise NotJson("a lone surrogate escape (\\uD800-\\uDFFF without its pair) is not Unicode text: "
+                      "Kafka's UTF-8 serializers cannot write it")
+    return value
+
+
+def _has_lone_surrogate(value) -> bool:
+    """Does a parsed JSON value hold a string (or object key) with an unpaired surrogate?"""
+    if isinstance(value, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    return False
 
 
 def not_valid_json(msg) -> str:
@@ -118,6 +173,17 @@ def check_record(row, topics: Sequence[str], partitions: Optional[Mapping[str, i
     """``(topic, partition, offset, ts, key, value)`` of a decoded row, or a RecordProblem.
     ``partitions`` (topic -> count, default 1) bounds the partition; None leaves that to the
     caller. A missing partition is 0, a missing (or null) offset is None."""
+    if row.__class__ is dict:
+        # the common, valid row in one test (replays check millions); any other row takes the
+        # checks below, which name its problem
+        topic, ts = row.get("topic"), row.get("ts")
+        partition, offset = row.get("partition", 0), row.get("offset")
+        if (topic.__class__ is str and ts.__class__ is int and partition.__class__ is int
+                and len(row) == 4 + ("partition" in row) + ("offset" in row) and "key" in row and "value" in row
+                and topic in topics and 0 <= ts <= MAX_LONG and 0 <= partition <= MAX_LONG
+                and (offset is None or (offset.__class__ is int and 0 <= offset <= MAX_LONG))
+                and (partitions is None or partition < partitions.get(topic, 1))):
+            return topic, partition, offset, ts, row["key"], row["value"]
     if not isinstance(row, dict):
         raise RecordProblem(None, "a record must be an object")
     for name in row:
@@ -175,50 +241,21 @@ def arrow_kind(dtype) -> str:
 
 # --- reading -------------------------------------------------------------------------------------
 
-def _rows_jsonl(path) -> Iterator[Tuple[str, dict]]:
-    with open(path, encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield f"line {n}", parse_json(line)
-            except NotJson as exc:
-                raise ScenarioError(path, f"line {n}", not_valid_json(exc.msg)) from None
-
-
-def _rows_parquet(path) -> Iterator[Tuple[str, dict]]:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ScenarioError(path, "", "reading Parquet needs pyarrow (pip install 'kssim[spark]')") from None
-    source = pq.ParquetFile(path)
-    check_parquet_columns(path, {field.name: arrow_kind(field.type) for field in source.schema_arrow})
-    n = 0
-    for batch in source.iter_batches():
-        for row in batch.to_pylist():
-            yield f"row {n}", _decode_json_columns(path, f"row {n}", row)
-            n += 1
-
-
-def _decode_json_columns(path, where, row: dict) -> dict:
-    """In Parquet, ``key`` and ``value`` are strings holding JSON text (a null is a null key/value)."""
-    for name in ("key", "value"):
-        text = row.get(name)
-        if text is not None:
-            try:
-                row[name] = parse_json(text)
-            except NotJson:
-                raise ScenarioError(path, f"{where}, field {name}", MUST_BE_JSON_TEXT + repr(text)) from None
-    return row
-
-
 def read_rows(path) -> Iterator[Tuple[str, dict]]:
+    """``(where, decoded row)`` of a JSONL or Parquet record file (``line N`` / ``row N``): the
+    readers of :mod:`reference.model.captures` (strict JSON, UTF-8, truncated Parquet named)."""
+    from reference.model.captures import jsonl, parquet
+    from reference.model.captures.detect import PARQUET_MAGIC
+
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ScenarioError(path, "", "no such file")
-    if path.endswith(".parquet") or os.path.basename(os.path.dirname(path)).endswith(".parquet"):
-        return _rows_parquet(path)
-    return _rows_jsonl(path)
+    with open(path, "rb") as handle:
+        magic = handle.read(len(PARQUET_MAGIC))
+    if magic == PARQUET_MAGIC or path.endswith(".parquet") or \
+            os.path.basename(os.path.dirname(path)).endswith(".parquet"):
+        return parquet.rows(path)
+    return jsonl.rows(path)
 
 
 def data_files(path) -> List[str]:
@@ -243,31 +280,18 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
     ``offsets_matter`` (``timestamp_sync``): given offsets must increase per topic partition.
     ``extractor`` (the topology's key extractor, ``topology.key_extractor_of``: an FK join's FK,
     a GlobalKTable join's key mapper): every ``left`` row must hold what it reads, as the scenario
-    loader requires of a scenario's inputs."""
-    index = 0
-    last_offset = {}
+    loader requires of a scenario's inputs. A thin wrapper of the capture readers
+    (:func:`reference.model.captures.open_captures`: any capture format, default options), where
+    every record's topic must be one of ``topics``."""
+    from reference.model.captures import CaptureOptions, Captures, TopicPlan, list_sources
+    from reference.model.captures.options import TextFormat
+
+    options = CaptureOptions()
     topics = tuple(topics)
-    for path in (file for given in paths for file in data_files(given)):
-        for where, row in read_rows(path):
-            try:
-                topic, partition, offset, ts, key, value = check_record(row, topics, partitions)
-            except RecordProblem as exc:
-                raise ScenarioError(path, f"{where}, field {exc.field}" if exc.field else where, exc.problem) from None
-            coord = (topic, partition)
-            if offset is None:
-                offset = last_offset.get(coord, -1) + 1
-            elif offsets_matter and offset <= last_offset.get(coord, -1):
-                raise ScenarioError(path, f"{where}, field offset",
-                                    f"offset {offset} of topic {topic!r} partition {partition} comes after offset "
-                                    f"{last_offset[coord]}: list each partition's records in increasing offset order")
-            last_offset[coord] = offset
-            if extractor is not None and topic == "left":
-                try:
-                    check_extractable(extractor, key, value)
-                except ExtractorError as exc:
-                    raise ScenarioError(path, f"{where}, field {exc.where}", str(exc)) from None
-            yield InputRecord(topic, key, value, ts, partition, index)
-            index += 1
+    text = {t: (TextFormat.STRING, TextFormat.STRING) for t in topics}
+    captures = Captures(list_sources(paths, options), TopicPlan({t: t for t in topics}, frozenset()), options,
+                        text, partitions, offsets_matter, extractor)
+    return captures.records()
 
 
 def load_replay_topology(path, order: str = "timestamp_sync"):
@@ -346,6 +370,20 @@ def check_output_path(output, inputs: Iterable) -> str:
     return fmt
 
 
+def check_drops_path(drops, inputs, output) -> None:
+    """Refuse, before any work, a drops file that is not ``.jsonl``, would overwrite an input, is
+    the output, or cannot be written (OutputPathError, exit 2)."""
+    drops = os.fspath(drops)
+    if not drops.endswith(".jsonl"):
+        raise OutputPathError(f"drops file {drops}: give a file name ending in .jsonl")
+    if clashing_input(drops, [output]) is not None:
+        raise OutputPathError(f"drops file {drops} is the output {output}: give another file name")
+    try:
+        check_output_path(drops, inputs)
+    except OutputPathError as exc:
+        raise OutputPathError(str(exc).replace(f"output {drops}", f"drops file {drops}", 1)) from None
+
+
 @contextlib.contextmanager
 def atomic_path(path):
     """Yield a temporary file name beside ``path`` (same folder, hidden); when the block
@@ -376,14 +414,49 @@ def output_parquet_schema(with_old_value: bool):
     return pa.schema(fields)
 
 
+#: the integers orjson writes (beyond them it refuses; the json module writes any)
+_ORJSON_INTS = (-(1 << 63), 1 << 64)
+
+
+def orjson_writes_alike(value) -> bool:
+    """Whether ``orjson.dumps(value)`` gives the bytes of :func:`render.json_line` (UTF-8): for
+    strings (same escapes), null, booleans, integers within 64 bits, and arrays and objects of
+    those; not for floats (orjson writes ``1e16`` where Python writes ``1e+16``) nor anything
+    else. Cost: one look at each nested value."""
+    cls = value.__class__
+    if cls is str or value is None or cls is bool:
+        return True
+    if cls is int:
+        return _ORJSON_INTS[0] <= value < _ORJSON_INTS[1]
+    if cls is dict:
+        return all(k.__class__ is str and orjson_writes_alike(v) for k, v in value.items())
+    if cls is list:
+        return all(orjson_writes_alike(v) for v in value)
+    return False
+
+
+def jsonl_bytes(obj: dict, values=()) -> bytes:
+    """``json_line(obj) + "\\n"`` as UTF-8 bytes, by orjson when ``values`` (the parts of ``obj``
+    that may hold anything: key, value, old value) are all :func:`orjson_writes_alike`; the rest
+    of ``obj`` must be strings and integers."""
+    for v in values:
+        if not (v.__class__ is str or orjson_writes_alike(v)):
+            return (json_line(obj) + "\n").encode("utf-8")
+    return orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+
+
 def _json_text(value):
-    return None if value is None else json_line(value)
+    if value is None:
+        return None
+    return orjson.dumps(value).decode("utf-8") if orjson_writes_alike(value) else json_line(value)
 
 
 class OutputWriter:
     """Writes output records to an open output file: JSONL lines (:func:`render.json_line` of
-    :func:`render.output_as_json`) or Parquet rows with key/value/old_value as JSON text, in
-    batches. ``count``: records written."""
+    :func:`render.output_as_json`, written by orjson where the bytes are the same:
+    :func:`jsonl_bytes`) or Parquet rows with key/value/old_value as JSON text, in batches.
+    ``count``: records written. :meth:`write_many` takes a list of records at once (one write
+    call per list)."""
 
     BATCH = 65536
 
@@ -396,14 +469,32 @@ class OutputWriter:
             self._schema = output_parquet_schema(with_old_value)
             self._sink = pq.ParquetWriter(path, self._schema)
         else:
-            self._sink = open(path, "w", encoding="utf-8")
+            self._sink = open(path, "wb", buffering=1 << 20)
 
     def write(self, rec) -> None:
+        self.write_many((rec,))
+
+    def write_many(self, records) -> None:
+        if self.fmt != "jsonl":
+            for rec in records:
+                self._add_row(rec)
+            return
+        old = self.with_old_value
+        lines = []
+        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        for rec in records:
+            obj = output_as_json(rec, old)
+            key, value = rec[2], rec[3]
+            if not old and (key.__class__ is str or key is None) and (value.__class__ is str or value is None):
+                lines.append(dumps(obj, option=newline))  # the usual record: text key and value
+            else:
+                lines.append(jsonl_bytes(obj, (key, value, obj["old_value"]) if old else (key, value)))
+        self.count += len(lines)
+        self._sink.write(b"".join(lines))
+
+    def _add_row(self, rec) -> None:
         obj = output_as_json(rec, self.with_old_value)
         self.count += 1
-        if self.fmt == "jsonl":
-            self._sink.write(json_line(obj) + "\n")
-            return
         for name in ("key", "value", "old_value"):
             if name in obj:
                 obj[name] = _json_text(obj[name])
@@ -453,6 +544,8 @@ class ReplaySummary:
     outputs: int
     drops: Mapping[str, int] = attrs.field(factory=dict)
     failure: Optional[object] = None
+    #: captured topic -> records skipped (``--ignore-topic``, or the output topic in an input capture)
+    ignored: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def dropped(self) -> int:

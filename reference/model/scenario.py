@@ -3,7 +3,10 @@
 A scenario is a topology, the input records fed to it and, optionally, the output it must
 produce. Every engine reads scenarios through :func:`load_scenario` / :func:`scenario_from_dict`,
 so a file means the same thing everywhere. Anything the loader cannot read is a
-:class:`ScenarioError` naming the file, the record index and the field.
+:class:`ScenarioError` naming the file, the record index and the field. The text is read by
+:func:`reference.model.documents.read_document` (UTF-8 only, no duplicate keys, bounded nesting,
+YAML by the 1.2 core schema with YAML 1.1 ambiguities refused); timestamps and durations must fit
+a Java long, partition counts a Java int.
 
 Additions to format 1 (all optional):
 - ``config.emit_interval_ms``: the outer-join emit interval
@@ -14,16 +17,16 @@ Additions to format 1 (all optional):
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Optional
 
 import attrs
 
+from reference.model.documents import read_document
 from reference.model.errors import KssimError, ScenarioError, TopologyError
 from reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
 from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.topology import (OPERATOR_INPUT_TOPICS, ExtractorError, aggregated_value_problem, check_topology,
+from reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, OPERATOR_INPUT_TOPICS, ExtractorError, aggregated_value_problem, check_topology,
                                       extract_key, key_extractor_of, parse_topology)
 
 FORMAT = "kssim-scenario/1"
@@ -31,6 +34,7 @@ ORDERS = ("as_listed", "timestamp_sync")
 STORES = ("rocksdb", "in_memory")
 COMPARE_MODES = ("exact", "latest_value_per_key", "distinct_set", "sorted_by_key_and_window_start")
 OUTPUT_TOPIC = "output"
+JAVA_INT_MAX = 2 ** 31 - 1
 
 _TOP_FIELDS = ("format", "name", "description", "source", "semantics", "topology", "config", "inputs",
                "expected", "checkpoints", "compare", "expected_failure")
@@ -196,8 +200,10 @@ class _Loader:
         for topic, count in partitions.items():
             if topic not in topics:
                 raise self.fail(f"config.partitions.{topic}", f"not an input topic of {operator} (its topics: {', '.join(topics)})")
-            if not _is_int(count) or count < 1:
-                raise self.fail(f"config.partitions.{topic}", f"must be a positive integer, got {count!r}")
+            if not _is_int(count) or not 1 <= count <= JAVA_INT_MAX:
+                # a partition number is a Java int
+                raise self.fail(f"config.partitions.{topic}", f"must be a positive integer that fits in a Java int "
+                                                              f"(at most {JAVA_INT_MAX}), got {count!r}")
         counts = {partitions.get(t, 1) for t in topics}
         if len(counts) > 1 and operator not in ("global_table_join", "fk_join"):
             # Kafka's co-partitioning check (TopologyException at start-up); a GlobalKTable's topic
@@ -205,8 +211,9 @@ class _Loader:
             # join co-partitions its internal topics with each table, not the tables with each other
             raise self.fail("config.partitions", f"the input topics of a join must be co-partitioned (same partition count), got {partitions}")
         interval = obj.get("emit_interval_ms", 0)
-        if not _is_int(interval) or interval < 0:
-            raise self.fail("config.emit_interval_ms", f"must be a non-negative integer, got {interval!r}")
+        if not _is_int(interval) or not 0 <= interval <= JAVA_LONG_MAX:
+            raise self.fail("config.emit_interval_ms", f"must be a non-negative integer that fits in a Java long "
+                                                       f"(64 bits), got {interval!r}")
         delivery = obj.get("delivery", "synchronous")
         if delivery not in DELIVERIES:
             raise self.fail("config.delivery", f"must be one of {', '.join(DELIVERIES)}, got {delivery!r}")
@@ -245,6 +252,9 @@ class _Loader:
         ts = obj["ts"]
         if not _is_int(ts):
             raise self.fail(f"{where}.ts", f"must be an integer timestamp in milliseconds, got {ts!r}")
+        if not JAVA_LONG_MIN <= ts <= JAVA_LONG_MAX:
+            raise self.fail(f"{where}.ts", f"{ts} does not fit in a Java long (64 bits, at most {JAVA_LONG_MAX}): "
+                                           "no Kafka record has this timestamp")
         partition = obj.get("partition", 0)
         if not _is_int(partition) or partition < 0:
             raise self.fail(f"{where}.partition", f"must be a non-negative integer, got {partition!r}")
@@ -338,29 +348,6 @@ def scenario_from_dict(doc, path=None, inputs_required=True) -> Scenario:
     return _Loader(path, inputs_required).load(doc)
 
 
-def read_document(path):
-    """Parse a scenario file as JSON (``.json``) or YAML (``.yaml``/``.yml``)."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise ScenarioError(path, "", f"cannot read file: {exc.strerror}") from None
-    if path.endswith((".yaml", ".yml")):
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise ScenarioError(path, where, f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(path, f"line {exc.lineno}, column {exc.colno}", f"not valid JSON: {exc.msg}") from None
-
-
 def load_scenario(path) -> Scenario:
     return scenario_from_dict(read_document(path), path=os.fspath(path))
 
@@ -374,13 +361,18 @@ def load_topology_file(path) -> Scenario:
 SCENARIO_SUFFIXES = (".json", ".yaml", ".yml")
 
 
+def _unreadable_folder(error: OSError):
+    # os.walk skips what it cannot list unless told: a folder left out silently is never checked
+    raise ScenarioError(error.filename, "", f"cannot read folder: {error.strerror}")
+
+
 def find_scenario_files(paths):
     """Files named directly, and scenario files found recursively in folders, in sorted order."""
     found = []
     for p in paths:
         p = os.fspath(p)
         if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
+            for root, dirs, files in os.walk(p, onerror=_unreadable_folder):
                 dirs.sort()
                 for f in sorted(files):
                     if f.endswith(SCENARIO_SUFFIXES):

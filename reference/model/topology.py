@@ -334,6 +334,10 @@ OPERATOR_INPUT_TOPICS = {
 }
 
 
+#: the range of a Java ``long``: Kafka's timestamps and durations in milliseconds
+JAVA_LONG_MIN, JAVA_LONG_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 class _Reader:
     """Reads typed fields out of a JSON object, raising ``fail(where, message)`` on bad ones."""
 
@@ -360,6 +364,9 @@ class _Reader:
             return None
         if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
             raise self.fail(self.path(name), f"must be an integer number of milliseconds, got {value!r}")
+        if kind is int and not JAVA_LONG_MIN <= value <= JAVA_LONG_MAX:
+            # every duration of the DSL is a Java long (Duration#toMillis throws beyond it)
+            raise self.fail(self.path(name), f"{value} does not fit in a Java long (64 bits, at most {JAVA_LONG_MAX})")
         if kind is bool and not isinstance(value, bool):
             raise self.fail(self.path(name), f"must be true or false, got {value!r}")
         if kind is str and not isinstance(value, str):
@@ -613,6 +620,36 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
                             f"(modelled release {profile.release})")
     if getattr(spec, "suppress", None) is not None:
         _check_suppress(spec, profile)
+    _check_sums_fit_a_long(spec)
+
+
+def _window_sums(spec):
+    """(field, text, value) of the sums Kafka computes from a topology's durations in Java longs
+    (window size, size + grace as the stores' retention, ...)."""
+    grace = getattr(spec, "grace_ms", None) or 0
+    if isinstance(spec, StreamStreamJoinSpec):
+        w = spec.window
+        size = w.before_ms + w.after_ms
+        return [("topology.window.after_ms", "before_ms + after_ms", size),
+                ("topology.window.grace_ms", "before_ms + after_ms + grace_ms", size + (w.grace_ms or 0))]
+    if isinstance(spec, (WindowAggregateSpec, WindowedTableJoinSpec)):
+        sums = [("topology.window.grace_ms", "size_ms + grace_ms", spec.window.size_ms + (spec.window.grace_ms or 0))]
+        if isinstance(spec, WindowedTableJoinSpec):
+            sums.append(("topology.shift_ms", "shift_ms + size_ms", spec.shift_ms + spec.window.size_ms))
+        return sums
+    if isinstance(spec, SessionAggregateSpec):
+        return [("topology.grace_ms", "gap_ms + grace_ms", spec.gap_ms + grace)]
+    if isinstance(spec, SlidingAggregateSpec):
+        return [("topology.grace_ms", "2 * time_difference_ms + grace_ms", 2 * spec.time_difference_ms + grace)]
+    return []
+
+
+def _check_sums_fit_a_long(spec) -> None:
+    # Kafka's arithmetic would overflow (and wrap) beyond a Java long: kssim does not model that
+    for field, text, value in _window_sums(spec):
+        if value > JAVA_LONG_MAX:
+            raise TopologyError(field, f"{text} = {value} does not fit in a Java long (at most {JAVA_LONG_MAX}): "
+                                "Kafka's window arithmetic would overflow")
 
 
 def _check_grace(grace_ms: Optional[int], field: str, profile: Profile, legacy_builder: str) -> None:

@@ -14,6 +14,11 @@ their partition in the order ``config.order`` defines:
 - ``config.global_table: bootstrap`` (a GlobalKTable join): every ``right`` record first, in list
   order, as a starting application restores its global store, then the stream in the order above.
 
+The order is computed lazily: :func:`processing_order` over a list (a scenario's inputs),
+:func:`stream_processing_order` over per-file streams (a replay), both by :func:`merge_heads`
+since 2.1 (a heap over the partition heads; a stream is read only as far as the heads need).
+:func:`run_records` streams its outputs and drops to callbacks when asked, keeping neither.
+
 Output records go to partition N of the output topic for task N (a key-preserving sink), in the
 order the processors forward them (depth-first, as Kafka does).
 
@@ -25,13 +30,14 @@ scheduled choices among per-partition FIFO queues).
 from __future__ import annotations
 
 from collections import deque
+from functools import partial
+from heapq import heapify, heappop, heappushpop
 from itertools import chain
 from typing import Callable, Iterable, Iterator, List, Optional
 
-import attrs
 
 from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail
+from reference.model.errors import KafkaWouldFail, KssimError
 from reference.runtime.explain import Why
 from reference.model.keys import partition_for
 from reference.runtime.operators import builder_for
@@ -53,10 +59,13 @@ class TaskContext:
     """
 
     __slots__ = ("task_id", "input_index", "explain", "outputs", "drops", "collect_drops", "wall_clock_ms", "config",
-                 "internal")
+                 "internal", "on_drop")
 
-    def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True, internal=None):
+    def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True, internal=None,
+                 on_drop=None):
         self.task_id = task_id
+        # streaming runs (replays) hand each drop to on_drop(input index, reason, task) instead of keeping it
+        self.on_drop = on_drop
         self.internal = internal  # the engine's queue of records sent to internal (repartition) topics
         self.input_index = -1
         self.explain = explain
@@ -81,7 +90,9 @@ class TaskContext:
 
     def drop(self, reason: DropReason, why: Optional[Why] = None):
         """The current input was dropped or ignored (wholly, or by one processor) for ``reason``."""
-        if self.collect_drops:
+        if self.on_drop is not None:
+            self.on_drop(self.input_index, reason, self.task_id)
+        elif self.collect_drops:
             self.drops.append(Drop(self.input_index, reason, why))
 
     def fail(self, code: FailureCode, why: Optional[Why] = None):
@@ -95,7 +106,7 @@ class Engine:
     """One run of one topology: a processor per task, fed one input record at a time."""
 
     def __init__(self, topology, profile, config: RunConfig = RunConfig(), explain: bool = False,
-                 collect_drops: bool = True):
+                 collect_drops: bool = True, on_drop=None):
         self.topology = topology
         self.profile = profile
         self.config = config
@@ -108,7 +119,7 @@ class Engine:
         self.internal: deque = deque()
         for task_id in range(config.task_count):
             self.tasks.append(build(topology, profile, config, instance_state))
-            self.contexts.append(TaskContext(task_id, config, explain, collect_drops, self.internal))
+            self.contexts.append(TaskContext(task_id, config, explain, collect_drops, self.internal, on_drop))
         self.failure: Optional[KafkaWouldFail] = None
 
     def process(self, record: InputRecord) -> List[OutputRecord]:
@@ -167,23 +178,149 @@ def processing_order(inputs, config: RunConfig, profile, topics) -> Iterator[Inp
     return _timestamp_sync_order(list(inputs), profile, topics)
 
 
+def stream_processing_order(open_streams: Callable[[], List[Iterator[InputRecord]]], queue_counts: List[dict],
+                            config: RunConfig, profile, topics) -> Iterator[InputRecord]:
+    """:func:`processing_order` of inputs given as streams (one per record file, in input index
+    order) without holding them: ``open_streams()`` opens the streams afresh (a GlobalKTable
+    bootstrap reads them twice: the table, then the stream); ``queue_counts[i]``: how many records
+    stream ``i`` holds per ``(partition, topic)`` (counted up front), which tells the merge when a
+    partition has no more records without reading ahead. Memory: the records the merge reads ahead
+    of a partition's head (none when each file holds one partition; in a file mixing partitions,
+    those between two partitions' heads). Before 2.1 a partition's priority depends on all its
+    records (its buffered minimum): those releases read every record first, as
+    :func:`processing_order` does."""
+    if config.global_table == "bootstrap":
+        table = (r for stream in open_streams() for r in stream if r[0] == "right")
+        counts = [{q: n for q, n in c.items() if q[1] != "right"} for c in queue_counts]
+
+        def stream_only():
+            return [(r for r in stream if r[0] != "right") for stream in open_streams()]
+
+        return chain(table, _ordered_streams(stream_only, counts, config.order, profile, topics))
+    return _ordered_streams(open_streams, queue_counts, config.order, profile, topics)
+
+
+def _ordered_streams(open_streams, queue_counts, order, profile, topics) -> Iterator[InputRecord]:
+    if order == "as_listed":
+        return chain.from_iterable(open_streams())
+    if not (profile.partition_choice_raw_head or profile.partition_choice_max_head):
+        return _timestamp_sync_order(list(chain.from_iterable(open_streams())), profile, topics)
+    return _merge_by_head(open_streams(), queue_counts, profile, topics)
+
+
 def _timestamp_sync_order(inputs, profile, topics) -> Iterator[InputRecord]:
+    if profile.partition_choice_raw_head or profile.partition_choice_max_head:
+        counts: dict = {}
+        for rec in inputs:
+            q = (rec[4], rec[0])
+            counts[q] = counts.get(q, 0) + 1
+        return _merge_by_head([iter(inputs)], [counts], profile, topics)
+    return _partition_time_order(inputs, topics)
+
+
+def _merge_by_head(streams: List[Iterator[InputRecord]], queue_counts: List[dict], profile,
+                   topics) -> Iterator[InputRecord]:
+    """:func:`merge_heads` over lazily read streams: a queue's records are those of the streams
+    in order; ``queue_counts`` (per stream, records per queue) tell when a stream holds no more
+    of a queue, so a stream is read only as far as the heads the merge needs."""
+    # per queue: the streams still holding some of its records, in order, with how many are left
+    holders: dict = {}
+    for s, counts in enumerate(queue_counts):
+        for q, n in counts.items():
+            if n:
+                holders.setdefault(q, deque()).append([s, n])
+    ahead = [dict() for _ in streams]  # records read from a stream before their queue needed them
+    streams = list(streams)
+
+    def take(q):
+        """The next record of queue ``q`` (None: it has no more), reading its stream as far as needed."""
+        held = holders[q]
+        if not held:
+            return None
+        entry = held[0]
+        s = entry[0]
+        buffered = ahead[s].get(q)
+        if buffered:
+            rec = buffered.popleft()
+        else:
+            parked = ahead[s]
+            for rec in streams[s]:
+                rq = (rec[4], rec[0])
+                if rq == q:
+                    break
+                if rq in parked:
+                    parked[rq].append(rec)
+                else:
+                    parked[rq] = deque((rec,))
+            else:
+                raise KssimError(f"input file {s + 1} ended before its counted records of topic {q[1]!r} partition "
+                                 f"{q[0]}: was it changed during the replay?")
+        entry[1] -= 1
+        if not entry[1]:
+            held.popleft()
+        return rec
+
+    return merge_heads(list(holders), take, profile, topics)
+
+
+def merge_heads(queues, take: Callable[[tuple], Optional[tuple]], profile, topics) -> Iterator[InputRecord]:
+    """``PartitionGroup`` since 2.1: each step takes the head of the topic partition (queue,
+    ``(partition, topic)``) with the smallest priority key: the raw head timestamp since 2.4; the
+    monotone maximum of head timestamps in 2.1-2.3; ties to the lower partition, then the topic
+    declared first. ``take(q)`` gives the next record of queue ``q`` (None: it has no more);
+    ``queues``: every queue that may have records. Only the picked queue's key changes in a step,
+    so a heap of one entry per queue gives the minimum (O(log queues) a record)."""
+    topic_rank = {t: i for i, t in enumerate(topics)}
+    raw = profile.partition_choice_raw_head
+    heap = []
+    heads = {}
+    for q in queues:
+        rec = take(q)
+        if rec is None:
+            continue
+        heads[q] = rec
+        heap.append((rec[3], q[0], topic_rank[q[1]], q))
+    if not heap:
+        return
+    heapify(heap)
+    entry = heappop(heap)
+    while True:
+        key, partition, rank, q = entry
+        yield heads[q]
+        rec = take(q)
+        if rec is None:
+            del heads[q]
+            if not heap:
+                return
+            entry = heappop(heap)
+            continue
+        heads[q] = rec
+        ts = rec[3]
+        # 2.1-2.3: the key never falls below the key the queue was last picked with; one heap
+        # operation a record (none when the queue stays first, as in a file sorted by time)
+        entry = heappushpop(heap, (ts if raw or ts > key else key, partition, rank, q))
+
+
+def _partition_time_order(inputs, topics) -> Iterator[InputRecord]:
+    """Before 2.1: each step takes the queue with the smallest partition time, the monotone
+    maximum of the minimum timestamp of its buffered records (``MinTimestampTracker``; every
+    remaining record of the partition is buffered); ties as in :func:`_merge_by_head`."""
     queues = {}
     for rec in inputs:
-        queues.setdefault((rec.partition, rec.topic), []).append(rec)
-    # priority key state per queue: position of the head, and the monotone key (pre-2.4 rules)
+        queues.setdefault((rec[4], rec[0]), []).append(rec)
+    suffix_min = {}
+    for q, recs in queues.items():
+        mins, low = [0] * len(recs), None
+        for i in range(len(recs) - 1, -1, -1):
+            low = recs[i][3] if low is None or recs[i][3] < low else low
+            mins[i] = low
+        suffix_min[q] = mins
     heads = {q: 0 for q in queues}
     mono = {q: -1 for q in queues}
     topic_rank = {t: i for i, t in enumerate(topics)}
 
     def priority(q):
-        recs, head = queues[q], heads[q]
-        if profile.partition_choice_raw_head:  # 2.4+: the raw head-record timestamp
-            return recs[head].ts
-        if profile.partition_choice_max_head:  # 2.1-2.3: monotone max of head timestamps
-            return max(mono[q], recs[head].ts)
-        # before 2.1: partition time, the monotone max of the buffered minimum (MinTimestampTracker)
-        return max(mono[q], min(r.ts for r in recs[head:]))
+        return max(mono[q], suffix_min[q][heads[q]])
 
     while True:
         live = [q for q in queues if heads[q] < len(queues[q])]
@@ -202,35 +339,68 @@ def run_scenario(scenario: Scenario, explain: bool = False) -> RunResult:
     return run_records(scenario.topology, scenario.profile, scenario.config, scenario.inputs, explain=explain)
 
 
+#: a streaming run hands its outputs over in batches of about this many (fewer calls, larger writes)
+OUTPUT_BATCH = 1024
+
+
 def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputRecord], explain: bool = False,
-                on_output: Optional[Callable[[OutputRecord], None]] = None, collect_drops: bool = True) -> RunResult:
-    """Run input records through a topology. With ``on_output`` the outputs are streamed to it
-    (and not kept), so memory stays bounded by live state."""
-    engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops)
+                on_output: Optional[Callable[[OutputRecord], None]] = None, collect_drops: bool = True,
+                on_outputs: Optional[Callable[[list], None]] = None,
+                on_drop: Optional[Callable[[int, object, int], None]] = None, ordered: bool = False) -> RunResult:
+    """Run input records through a topology. Streaming runs keep neither outputs nor drops, so
+    memory stays bounded by live state: ``on_outputs(batch)`` gets the outputs in order, in lists
+    of about :data:`OUTPUT_BATCH` as they are produced (or ``on_output(record)`` one at a time);
+    ``on_drop(input index, reason, task)`` gets each drop as it happens. On a failure the outputs
+    of the inputs before the failing one are handed over, not the failing input's. ``ordered``:
+    ``inputs`` are already in processing order (:func:`stream_processing_order`)."""
+    engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops, on_drop=on_drop)
+    if on_output is not None and on_outputs is None:
+        on_outputs = partial(flush_outputs, on_output=on_output)
+    records = inputs if ordered else processing_order(inputs, config, profile, engine.topics)
     if config.delivery == "interleaved":
         from reference.runtime.delivery import run_interleaved
 
-        return run_interleaved(engine, processing_order(inputs, config, profile, engine.topics), config, on_output)
+        one_by_one = on_output
+        if one_by_one is None and on_outputs is not None:
+            def one_by_one(rec):
+                on_outputs([rec])
+        return run_interleaved(engine, records, config, one_by_one)
     tasks, contexts, internal = engine.tasks, engine.contexts, engine.internal
-    sink: list = []  # every task emits into it; drained after each input when streaming
+    sink: list = []  # every task emits into it; handed over in batches when streaming
     for ctx in contexts:
         ctx.outputs = sink
+    batch = OUTPUT_BATCH if on_outputs is not None else -1
     processed = 0
     failure = None
     try:
-        for topic, key, value, ts, partition, index in processing_order(inputs, config, profile, engine.topics):
+        for topic, key, value, ts, partition, index in records:
             ctx = contexts[partition]
             ctx.input_index = index
             tasks[partition].process(topic, key, value, ts, ctx)
             if internal:
                 engine.drain_internal(index)
             processed += 1
-            if on_output is not None and sink:
-                flush_outputs(sink, on_output)
+            if len(sink) > batch > 0:
+                on_outputs(sink)
+                sink = _new_sink(contexts)
     except KafkaWouldFail as exc:
         failure = exc
         engine.failure = exc
-    return run_result(engine, sink, on_output, failure, processed)
+    if on_outputs is not None:
+        if failure is not None:
+            while sink and sink[-1].input_index == failure.input_index:
+                sink.pop()  # the failing input's outputs never reach the output topic
+        if sink:
+            on_outputs(sink)
+        sink = []
+    return run_result(engine, sink, None, failure, processed)
+
+
+def _new_sink(contexts) -> list:
+    sink: list = []
+    for ctx in contexts:
+        ctx.outputs = sink
+    return sink
 
 
 def flush_outputs(sink: list, on_output) -> None:

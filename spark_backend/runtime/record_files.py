@@ -1,4 +1,12 @@
-"""Record files (captured topics) -> the ``records`` frame of the Spark backend.
+"""Record files (captured topics) -> the ``records`` frame of the Spark backend, two ways:
+
+- :func:`records_from_reader`: input records read on the driver by the shared reader
+  (``reference.model.captures``: every capture format, topic mapping, key/value formats), so
+  both engines see exactly the same records and refuse a bad one with the same message. Used for
+  small inputs (``replay.DRIVER_READ_RECORDS``: no file scan, no numbering or validation job)
+  and for every capture Spark cannot scan itself; streamed (Arrow batches, a temporary Parquet
+  file beyond one batch), so memory does not grow with the input;
+- :func:`read_record_files`: large JSONL/Parquet record files scanned by Spark, as follows.
 
 The contract is ``reference.model.record_files``'s: JSONL (one object a line: ``topic``, ``partition``
 (default 0), ``offset`` (optional), ``ts``, ``key``, ``value``; key and value any JSON) or Parquet
@@ -40,7 +48,9 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Sequence
+import os
+import re
+from typing import Iterable, Sequence
 
 import attrs
 
@@ -50,7 +60,7 @@ from reference.model.record_files import (MUST_BE_JSON_TEXT, PARQUET_KINDS, RECO
                                           RecordProblem, check_parquet_columns, check_record, not_valid_json,
                                           parse_json)
 
-from spark_backend.runtime.inputs import TOPICS, _json_or_none
+from spark_backend.runtime.inputs import SIDES, TOPICS, _json_or_none
 from spark_backend.runtime.outputs import SIMPLE_JSON
 
 _PARSED = (("topic", "string"), ("partition", "int64"), ("offset", "int64"), ("ts", "int64"),
@@ -315,7 +325,9 @@ def _offsets(raw):
     raw = raw.withColumn("rn", F.row_number().over(in_partition))
     given = F.last(F.when(off.isNotNull(), F.struct(F.col("rn").alias("rn"), off.alias("o"))), ignorenulls=True) \
         .over(in_partition.rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    raw = raw.withColumn("off", F.coalesce(given.getField("o"), F.lit(-1)) + F.col("rn") - F.coalesce(given.getField("rn"), F.lit(0)))
+    # rows since the last given offset first: an offset may be Long.MAX (offset + rn would overflow)
+    since = F.col("rn") - F.coalesce(given.getField("rn"), F.lit(0))
+    raw = raw.withColumn("off", F.coalesce(given.getField("o"), F.lit(-1)) + since)
     previous = F.lag("off").over(in_partition)
     raw = raw.withColumn("problem", F.when(off.isNotNull() & previous.isNotNull() & (off <= previous),
                                            F.lit(OFFSETS_DECREASE)))
@@ -442,3 +454,71 @@ def write_record_files(spark, scenario, path: str, fmt: str = "jsonl") -> None:
     spark.createDataFrame(table, ddl).coalesce(1).write.mode("overwrite").parquet(path)
 
 
+
+
+# --- small inputs and captures Spark cannot scan: the shared reader on the driver -----------------
+
+#: rows per Arrow batch of driver-read records; an input of at most one batch stays in memory
+DRIVER_BATCH_ROWS = 1 << 16
+
+
+_RECORD_TYPES = (("sid", "int32"), ("idx", "int64"), ("side", "int32"), ("task", "int32"), ("off", "int64"),
+                 ("ts", "int64"), ("key", "string"), ("value", "string"))
+
+
+def _record_batches(inputs: Iterable, counts: dict):
+    """Input records (``reference.model.records.InputRecord``) -> Arrow batches of ``records``
+    rows (``inputs.RECORDS_DDL``; offsets: position in the topic partition, as the reference
+    orders a partition), ``DRIVER_BATCH_ROWS`` at a time. ``counts`` gets ``records`` and
+    ``complex_values`` (values that are not simple JSON)."""
+    import pyarrow as pa
+
+    simple = re.compile(SIMPLE_JSON)
+    schema = pa.schema(_RECORD_TYPES)
+    offsets = {}
+    batch = []
+    for rec in inputs:
+        part = (rec.topic, rec.partition)
+        off = offsets.get(part, 0)
+        offsets[part] = off + 1
+        value = _json_or_none(rec.value)
+        if value is not None and simple.match(value) is None:
+            counts["complex_values"] += 1
+        batch.append((0, rec.index, SIDES[rec.topic], rec.partition, off, rec.ts, key_text(rec.key), value))
+        if len(batch) == DRIVER_BATCH_ROWS:
+            counts["records"] += len(batch)
+            yield pa.RecordBatch.from_arrays([pa.array(c, t) for c, t in zip(zip(*batch), schema.types)], schema=schema)
+            batch = []
+    counts["records"] += len(batch)
+    columns = list(zip(*batch)) if batch else [[] for _ in _RECORD_TYPES]
+    yield pa.RecordBatch.from_arrays([pa.array(c, t) for c, t in zip(columns, schema.types)], schema=schema)
+
+
+def records_from_reader(spark, inputs: Iterable, folder: str):
+    """``(records, RecordStats)`` for one scenario (sid 0) from input records read on the driver
+    (the shared reader: ``reference.model.record_files.iter_record_files`` or a capture reader),
+    so both engines see exactly the same records and refuse the same rows with the same message
+    (the reader's ScenarioError, raised here, before any Spark job). Streamed: an input of one
+    batch becomes an in-memory frame; a larger one is written batch by batch to a Parquet file in
+    ``folder`` (a work folder the caller removes after the replay) that Spark scans."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark_backend.runtime.inputs import RECORDS_DDL
+
+    counts = {"records": 0, "complex_values": 0}
+    batches = _record_batches(inputs, counts)
+    first = next(batches)
+    second = next(batches, None)
+    if second is None:
+        frame = spark.createDataFrame(pa.Table.from_batches([first]).to_pandas(), RECORDS_DDL) if first.num_rows \
+            else spark.createDataFrame([], RECORDS_DDL)
+        return frame, RecordStats(counts["records"], counts["complex_values"])
+    path = os.path.join(folder, "records.parquet")
+    with pq.ParquetWriter(path, first.schema) as writer:
+        for batch in (first, second):
+            writer.write_batch(batch)
+        for batch in batches:
+            writer.write_batch(batch)
+    frame = spark.read.schema(RECORDS_DDL).parquet(path)
+    return frame, RecordStats(counts["records"], counts["complex_values"])

@@ -46,7 +46,7 @@ from pyspark.sql import functions as F
 from reference.model.codes import DropReason
 
 from spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, OUTPUT, events
-from spark_backend.runtime.prefix_scan import MAX, Running, running
+from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
 from spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
 from spark_backend.windows.store_models import floor_column
 
@@ -64,6 +64,8 @@ def _clocks(frame, features):
         Running("_st_b", MAX, F.when(~key_null, ts)),
         Running("_st", MAX, F.when(~key_null, ts), inclusive=True),
         Running("_tt", MAX, ts, inclusive=True),
+        # the first session put (its end is the first record's ts: it merges with nothing)
+        Running("first_put", FIRST, F.when(~key_null, ts)),
     ], ORDER, getattr(features, "task_scan_block", None))
     # [session_own_stream_time] KAFKA-7895 (2.2): the processor's own stream time; 2.1 the task's
     clock = F.when(F.col("sw_task_clock"), F.col("_tt")).otherwise(F.col("_st"))

@@ -36,7 +36,7 @@ from reference.model.keys import serialized_key
 
 from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
 from spark_backend.windows.replay_rows import arrow_batch, json_value as _json, record_type, windowed_key_text
-from spark_backend.windows.store_models import BY_CLOCK, floor
+from spark_backend.windows.store_models import BY_CLOCK, floor, java_div
 
 EVENT, VERSION = 0, 1
 #: what the replay writes: events, and (``kind`` VERSION) session versions, whose window end, the
@@ -55,10 +55,11 @@ IN_COLUMNS = (
     "sw_fetch_model", "sw_put_model", "sw_emit_model", "sw_aggregate_first", "sw_per_task",
     "session_late_before_close", "session_output_ts_window_end", "session_fetch_end_bounded",
     "session_emit_final_iterator_leak", "zero_cache_strips_caching_layer", "session_cache_finds_previous",
+    "sw_from_first_segment", "first_put",
 )
 #: one input row as the replay reads it
 _Record = record_type("SessionRecord", ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value",
-                                        "fetch_clock", "put_clock", "close"))
+                                        "fetch_clock", "put_clock", "close", "first_put"))
 _MIN = -(1 << 63)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
 _NULL_SUM = FailureCode.AGGREGATOR_NULL_VALUE.code
@@ -74,7 +75,7 @@ class _Settings:
 
     __slots__ = ("gap", "close_offset", "retention", "segment", "final", "in_memory", "agg", "fetch_model", "put_model",
                  "emit_model", "aggregate_first", "per_task", "late_before_close", "ts_window_end",
-                 "end_bounded", "leak", "send_old", "cached", "finds_previous")
+                 "end_bounded", "leak", "send_old", "cached", "finds_previous", "from_first_segment")
 
     def __init__(self, c, i, aggregations):
         self.gap, self.retention, self.segment = c["sw_gap"][i], c["sw_retention"][i], c["sw_segment"][i]
@@ -100,6 +101,9 @@ class _Settings:
         # forwarded by its flush listener
         self.cached = not c["zero_cache_strips_caching_layer"][i]
         self.finds_previous = c["session_cache_finds_previous"][i]  # [session_cache_finds_previous]
+        # [rocksdb_fetch_from_first_segment] 0.10.2 (Segments#minSegmentId): lookups skip the segments
+        # older than the first one the store created, although later puts may still go there
+        self.from_first_segment = c["sw_from_first_segment"][i]
         # the flush listener forwards at the session's end (the cache entry's timestamp)
         self.ts_window_end = self.ts_window_end or self.cached
 
@@ -183,7 +187,10 @@ class SessionReplay:
             return floor(s.fetch_model, self.last_put_clock, s.retention, s.segment)
         if s.leak:
             return self._leaky_removal(r, r.fetch_clock)
-        return floor(s.fetch_model, r.fetch_clock, s.retention, s.segment)
+        lowest = floor(s.fetch_model, r.fetch_clock, s.retention, s.segment)
+        if s.from_first_segment and r.first_put is not None:
+            lowest = max(lowest, java_div(r.first_put, s.segment) * s.segment)
+        return lowest
 
     def _leaky_removal(self, r, clock):
         """``InMemorySessionStore#removeExpiredSegments`` with leaked iterators: nothing at or after

@@ -42,6 +42,8 @@ _COLUMNS = (
                                       "sessions were removed and their tombstones forwarded"),
     ("sw_per_task", "BOOLEAN", "the store's clock couples the keys of a task: replay the task in one pass"),
     ("sw_task_clock", "BOOLEAN", "2.1: the close time and the RocksDB segments follow the task's stream time"),
+    ("sw_from_first_segment", "BOOLEAN", "0.10.2: lookups skip segments older than the store's first "
+                                         "(rocksdb_fetch_from_first_segment, Segments#minSegmentId)"),
     ("session_own_stream_time", "BOOLEAN", "KAFKA-7895"),
     ("session_late_before_close", "BOOLEAN", "KAFKA-8289"),
     ("session_output_ts_window_end", "BOOLEAN", "KAFKA-6455"),
@@ -102,6 +104,8 @@ def config_fields(scenario) -> dict:
         # [session_own_stream_time] KAFKA-7895 (2.2); before 2.1 there is no close time, and the
         # store's segments follow its own clock, the largest session end put
         "sw_task_clock": profile.windowed_grace and not profile.session_own_stream_time,
+        # [rocksdb_fetch_from_first_segment] KAFKA-4851 (0.10.2.1) until KAFKA-5771 (0.11.0.1)
+        "sw_from_first_segment": profile.rocksdb_fetch_from_first_segment and not in_memory,
         "sw_per_task": bool((profile.windowed_grace and not profile.session_own_stream_time and not in_memory)
                             or (in_memory and final and profile.session_emit_final_iterator_leak)),
     }

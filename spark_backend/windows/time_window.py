@@ -96,6 +96,7 @@ def _per_record(frame):
         rule("rocksdb_segments_by_retention").alias("by_retention"),
         rule("time_windows_in_start_order").alias("start_order"),
         rule("time_windows_for_fixed").alias("windows_fixed"),
+        (rule("rocksdb_fetch_from_first_segment") & ~F.col("tw_in_memory")).alias("from_first"),
     )
 
 
@@ -169,10 +170,22 @@ def java_div(numerator, denominator):
     return ((numerator - numerator % denominator) / denominator).cast("bigint")
 
 
-def window_store_shows(start, clock, task_clock):
+def window_store_shows(start, clock, task_clock, first_start=None):
     """Does a window store (eager emit: ``RocksDBWindowStore`` or ``InMemoryWindowStore``) whose
     observed time is ``clock`` still show a window starting at ``start``? ``task_clock``: the
-    task's stream time at the store's last put (2.1's RocksDB expiry clock)."""
+    task's stream time at the store's last put (2.1's RocksDB expiry clock). ``first_start``: the
+    start of the store's first put (0.10.2's reads skip older segments; null: not read)."""
+    keeps = window_store_keeps(start, clock, task_clock)
+    if first_start is None:
+        return keeps
+    # [rocksdb_fetch_from_first_segment] 0.10.2 (Segments#minSegmentId): reads start at the first
+    # segment the store created, although puts still go to the older live ones
+    return keeps & (~F.col("from_first") | first_start.isNull() | (_segment(start) >= _segment(first_start)))
+
+
+def window_store_keeps(start, clock, task_clock):
+    """Does a window store whose observed time is ``clock`` still keep (accept a put into, and,
+    but for 0.10.2's first-segment reads, show) a window starting at ``start``?"""
     retention = F.col("retention")
     # [window_store_own_clock] KAFKA-7895 (2.2): before, RocksDB expired by the task's stream time
     expiry = F.when(F.col("store_own_clock"), clock).otherwise(task_clock)
@@ -184,22 +197,48 @@ def window_store_shows(start, clock, task_clock):
     return clock.isNull() | shows
 
 
-def window_rows(recs):
+def window_rows(recs, features=None):
     """One row per (record, window) of the non-null-key records: ``w_start``, ``live`` (passes the
-    close check; always before 2.1), ``dead`` (before 2.1: the store has forgotten the window, the
-    record starts it over unstored) and ``w_count`` (how many windows the record has)."""
+    close check; always before 2.1), ``dead`` (before 2.1: the store does not show the window, the
+    record starts it over), ``rejected`` (the store rejects the put too: it has forgotten the
+    window's segment), ``w_count`` (how many windows the record has) and, in 0.10.2,
+    ``first_start`` (the start of its store's first put: ``first_put_starts``)."""
+    needs = getattr(features, "windows", None) or Features()
     with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0))
     exploded = with_windows.select("*", F.explode(F.sequence(F.col("first"), F.col("last"), F.col("adv")))
                                    .alias("w_start"))
+    count = ((F.col("last") - F.col("first")) / F.col("adv")).cast("bigint") + 1
+    exploded = exploded.select("*", count.alias("w_count"))
+    first_start = None
+    if needs.first_segment:
+        exploded = first_put_starts(exploded)
+        first_start = F.col("first_start")
     start, size = F.col("w_start"), F.col("size")
     live = F.col("close").isNull() | (start + size > F.col("close"))
     clock, task_clock = store_clock(F.col("side"))
     # [windowed_grace] before KIP-328 no close time: the store's segments decide
-    dead = F.col("grace").isNull() & ~window_store_shows(start, clock, task_clock)
-    count = ((F.col("last") - F.col("first")) / F.col("adv")).cast("bigint") + 1
+    no_grace = F.col("grace").isNull()
+    rejected = no_grace & ~window_store_keeps(start, clock, task_clock)
+    dead = rejected | (no_grace & ~window_store_shows(start, clock, task_clock, first_start))
     # what the record steps left behind is not carried further (every later step shuffles these rows)
-    return exploded.select("*", live.alias("live"), dead.alias("dead"), count.alias("w_count")) \
+    return exploded.select("*", live.alias("live"), dead.alias("dead"), rejected.alias("rejected")) \
         .drop("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed")
+
+
+def first_put_starts(rows):
+    """``fs0``/``fs1``: the window start of the first put into side 0's / side 1's store of the
+    row's task, and ``first_start``: its own side's (0.10.2's ``minSegmentId`` is that put's
+    segment). A store's first put comes from its processor's first record with a window, whose
+    windows are all new: the first of them in forward order."""
+    side = F.col("side")
+    first_record = F.col("seq") == F.min("seq").over(Window.partitionBy("sid", "task", "side"))
+    _, rank = forward_order_of_new_windows()
+    put_order = F.when(first_record, F.struct(rank.alias("r"), F.col("w_start").alias("s")))
+    task = Window.partitionBy("sid", "task")
+    fs0 = F.min(F.when(side == 0, put_order)).over(task).getField("s")
+    fs1 = F.min(F.when(side == 1, put_order)).over(task).getField("s")
+    rows = rows.select("*", fs0.alias("fs0"), fs1.alias("fs1"))
+    return rows.select("*", F.when(side == 0, F.col("fs0")).otherwise(F.col("fs1")).alias("first_start"))
 
 
 def _native_aggregates(rows):
@@ -248,6 +287,12 @@ def hashmap_rank():
     return bucket * F.lit(1 << 32) + F.col("w_start")
 
 
+def forward_order_of_new_windows():
+    """(f1, f3) of a record's windows that the store did not have (see :func:`forward_order`)."""
+    in_order = F.col("start_order")
+    return F.lit(0), F.when(in_order, F.col("w_start")).otherwise(hashmap_rank())
+
+
 def forward_order(frame):
     """(f1, f3): the order a record's window updates are forwarded in (see the module docstring)."""
     start = F.col("w_start")
@@ -287,12 +332,12 @@ def expired_events(rows):
 def aggregate_events(agg):
     """Aggregator failures, and before 2.1 the puts the store rejected (``expired_window_put``)."""
     text = (F.when(F.col("fail"), F.lit(FailureCode.AGGREGATOR_NULL_VALUE.code))
-            .when(F.col("dead"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
-    etype = F.when(F.col("fail"), F.lit(FAILURE)).when(F.col("dead"), F.lit(DROP))
+            .when(F.col("rejected"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
+    etype = F.when(F.col("fail"), F.lit(FAILURE)).when(F.col("rejected"), F.lit(DROP))
     # a failure sits where its window's update would have been forwarded: the record's earlier
     # windows were forwarded before the aggregator threw
     f1, f3 = forward_order(agg)
-    return events(agg.filter(F.col("fail") | F.col("dead")), etype=etype, f1=f1, f2=F.lit(b""),
+    return events(agg.filter(F.col("fail") | F.col("rejected")), etype=etype, f1=f1, f2=F.lit(b""),
                   f3=f3, n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
 
 
@@ -361,7 +406,7 @@ def aggregated_windows(frame, features):
     """(records, window rows, aggregated live rows) of a batch's windowed scenarios; each is read by
     several branches, so computed once (lazy local checkpoints)."""
     recs = records(frame, features).localCheckpoint(eager=False)
-    rows = window_rows(recs).localCheckpoint(eager=False)
+    rows = window_rows(recs, features).localCheckpoint(eager=False)
     agg = aggregates(rows.filter(F.col("live")), features).localCheckpoint(eager=False)
     return recs, rows, agg
 

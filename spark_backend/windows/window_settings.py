@@ -57,6 +57,7 @@ _COLUMNS = (
     ("tw_rocksdb_segments_by_retention", "BOOLEAN", "KAFKA-7072"),
     ("tw_time_windows_in_start_order", "BOOLEAN", "KAFKA-6560, KAFKA-6486"),
     ("tw_time_windows_for_fixed", "BOOLEAN", "KAFKA-3784"),
+    ("tw_rocksdb_fetch_from_first_segment", "BOOLEAN", "Segments#minSegmentId (KAFKA-4851 until KAFKA-5771)"),
 )
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="tw_windowed_grace")
@@ -129,6 +130,8 @@ class Features:
     #: some scenario closes by the task's stream time or has no grace (2.1 and older): the store
     #: clocks need a running pass of their own
     legacy_clocks: bool = True
+    #: some RocksDB store reads from its first segment on (0.10.2): a pass finds each store's first put
+    first_segment: bool = True
 
     @classmethod
     def of(cls, config_rows):
@@ -142,4 +145,6 @@ class Features:
                    partitioned_shift=any(r["tw_shift"] and r["tw_tasks"] > 1 for r in rows),
                    two_sided=any(r["op"] == "windowed_table_join" for r in rows),
                    legacy_clocks=any(not r["tw_windowed_agg_own_stream_time"] or r["tw_grace"] is None
+                                     for r in rows),
+                   first_segment=any(r["tw_rocksdb_fetch_from_first_segment"] and not r["tw_in_memory"]
                                      for r in rows))

@@ -111,7 +111,7 @@ def _other_state(frame):
     """The other side's value (``o_v``, ``o_t``) as its getter returns it for this update."""
     per_key = Window.partitionBy("sid", "task", "key", "j_start").orderBy(*GLOBAL_ORDER).rowsBetween(*BEFORE)
     state = F.struct(F.col("v"), F.col("u_ts").alias("t"))
-    in_store = ~F.col("dead")  # before 2.1 a forgotten window's update is not stored
+    in_store = ~F.col("rejected")  # before 2.1 a forgotten window's update is not stored
     left_state = F.last(F.when((F.col("side") == LEFT) & in_store, state), ignorenulls=True).over(per_key)
     right_window = F.last(F.when((F.col("side") == RIGHT) & ~F.col("to_table") & in_store, state),
                           ignorenulls=True).over(per_key)
@@ -128,7 +128,9 @@ def _other_state(frame):
     # a window store may no longer show the window (R2's key-value store always shows its keys)
     clock = F.when(left, F.col("st1")).otherwise(F.col("l_clock"))
     task_clock = F.when(left, F.col("sg1")).otherwise(F.col("sg0"))
-    shows = (left & shifted) | window_store_shows(F.col("j_start"), clock, task_clock)
+    # 0.10.2: the other store's reads skip the segments older than its first put's
+    first_start = F.when(left, F.col("fs1")).otherwise(F.col("fs0")) if "fs0" in frame.columns else None
+    shows = (left & shifted) | window_store_shows(F.col("j_start"), clock, task_clock, first_start)
     return frame.select("*", F.when(shows, other.getField("v")).alias("o_v"),
                         F.when(shows, other.getField("t")).alias("o_t"))
 

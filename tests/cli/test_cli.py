@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from reference.model.scenario import find_scenario_files
 from tools.cli import main
 
 from kssim_testing import CONFORMANCE, ROOT
@@ -114,3 +115,115 @@ def test_run_jsonl_lines_are_compact(capsys):
     code, out, _ = run_cli(capsys, "run", LEFT_31, "--format", "jsonl", "--drops")
     assert code == 0 and out.splitlines()[0] == '{"topic":"output","partition":0,"key":"k","value":["A","a"],"ts":4,"input":3}'
     assert '{"drop":"null_value","input":0,"why":null}' in out.splitlines()
+
+
+def _folder_with_one_invalid_file(tmp_path):
+    (tmp_path / "a-good.json").write_text(open(LEFT_31).read())
+    (tmp_path / "b-bad.json").write_text('{"format": "kssim-scenario/1", "name": "x", "name": "y"}')
+    (tmp_path / "c-good.json").write_text(open(TT_OUTER).read())
+    return tmp_path
+
+
+def test_check_goes_on_after_an_invalid_file_and_exits_2(capsys, tmp_path):
+    folder = _folder_with_one_invalid_file(tmp_path)
+    code, out, _ = run_cli(capsys, "check", str(folder), str(tmp_path / "missing"))
+    lines = out.splitlines()
+    assert code == 2
+    assert f"INVALID {folder / 'b-bad.json'}: document: duplicate key 'name'" in out
+    assert f"INVALID {tmp_path / 'missing'}: no such file or folder" in out
+    assert sum(l.startswith("PASS ") for l in lines) == 2
+    assert lines[-1].startswith("2 passed, 0 failed, 2 invalid in ")
+
+
+def test_check_reports_a_scenario_the_engine_cannot_run_and_goes_on(capsys, tmp_path, monkeypatch):
+    import reference.runtime.engine as reference_runner
+    from reference.model.errors import KssimError
+
+    real = reference_runner.run_scenario
+
+    def breaks_on_the_outer_join(scenario, explain=False):
+        if scenario.name == "seed-table-table-outer-0.10.2":
+            raise KssimError("a problem found while running")
+        if scenario.name == "seed-stream-stream-left-3.1":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(scenario, explain=explain)
+
+    monkeypatch.setattr(reference_runner, "run_scenario", breaks_on_the_outer_join)
+    code, out, _ = run_cli(capsys, "check", SEEDS, "-q")
+    assert code == 2
+    assert "seed-table-table-outer-0.10.2.json: engine reference could not run it: a problem found while running" in out
+    assert "seed-stream-stream-left-3.1.json: engine reference could not run it: RecursionError" in out
+    passed = len(find_scenario_files([SEEDS])) - 2
+    assert out.splitlines()[-1].startswith(f"{passed} passed, 0 failed, 2 invalid")
+
+
+def test_check_pins_a_failed_batch_on_its_scenario(capsys, tmp_path, monkeypatch):
+    """A batch engine (Spark runs a folder as one job) that fails as a whole: each scenario is run
+    alone, so the others still get their verdict."""
+    import tools.cli as cli
+
+    real = cli.run_scenarios
+
+    def batch_dies_on_the_outer_join(engine, scenarios, master=None, catch=None):
+        if any(s.name == "seed-table-table-outer-0.10.2" for s in scenarios):
+            raise RuntimeError("Py4JJavaError: job aborted")
+        return real(engine, scenarios, master=master, catch=catch)
+
+    monkeypatch.setattr(cli, "run_scenarios", batch_dies_on_the_outer_join)
+    code, out, _ = run_cli(capsys, "check", LEFT_31, TT_OUTER)
+    assert code == 2 and "PASS seed-stream-stream-left-3.1" in out
+    assert f"INVALID {TT_OUTER}: engine reference could not run it: RuntimeError: Py4JJavaError" in out
+    assert out.splitlines()[-1].startswith("1 passed, 0 failed, 1 invalid")
+
+
+def test_check_skip_makes_the_exit_code_1_unless_allowed(capsys, monkeypatch):
+    import reference.runtime.engine as reference_runner
+    from reference.model.errors import UnsupportedOperator
+
+    real = reference_runner.run_scenario
+
+    def lacks_table_joins(scenario, explain=False):
+        if scenario.topology.operator == "table_table_join":
+            raise UnsupportedOperator("this engine does not implement operator 'table_table_join'")
+        return real(scenario, explain=explain)
+
+    monkeypatch.setattr(reference_runner, "run_scenario", lacks_table_joins)
+    code, out, err = run_cli(capsys, "check", LEFT_31, TT_OUTER, "-q")
+    assert code == 1 and f"SKIP seed-table-table-outer-0.10.2 ({TT_OUTER}): this engine" in out
+    assert out.splitlines()[-1].startswith("1 passed, 0 failed, 0 invalid, 1 skipped")
+    assert "--allow-skip" in err
+    code, out, _ = run_cli(capsys, "check", LEFT_31, TT_OUTER, "-q", "--allow-skip")
+    assert code == 0 and "1 skipped" in out.splitlines()[-1]
+
+
+def test_patch_releases_run_and_unknown_ones_exit_2(capsys, tmp_path):
+    doc = json.load(open(LEFT_31))
+    for release, code_expected in (("3.1.1", 0), ("3.1.2", 0), ("3.1.9", 2), ("0.10.2.1", 2)):
+        doc["semantics"] = release
+        path = tmp_path / f"s-{release}.json"
+        path.write_text(json.dumps(doc))
+        code, out, err = run_cli(capsys, "run", str(path), "--format", "jsonl")
+        assert code == code_expected, (release, err)
+    assert "3.1.0, 3.1.1, 3.1.2" in run_cli(capsys, "run", str(tmp_path / "s-3.1.9.json"))[2]
+
+
+def test_kafka_13721_separates_3_1_0_from_3_1_1(capsys, tmp_path):
+    """3.1.1 (KAFKA-13721) exits the outer-join emission scan by the before bound: with before 100,
+    after 0, B@50 no longer flushes A@0 as A-null, which 3.1.0 (and 3.1 written short) does."""
+    doc = {"format": "kssim-scenario/1", "name": "k13721",
+           "topology": {"operator": "stream_stream_join", "join": "left", "window_api": "time_difference",
+                        "window": {"before_ms": 100, "after_ms": 0, "grace_ms": 0}},
+           "inputs": [{"topic": "left", "key": "a", "value": "A", "ts": 0},
+                      {"topic": "left", "key": "b", "value": "B", "ts": 50}]}
+    outputs = {}
+    for release in ("3.1", "3.1.0", "3.1.1", "3.1.2", "3.2"):
+        path = tmp_path / f"{release}.json"
+        path.write_text(json.dumps({**doc, "semantics": release}))
+        code, out, _ = run_cli(capsys, "run", str(path), "--format", "jsonl")
+        assert code == 0
+        outputs[release] = [json.loads(line) for line in out.splitlines()]
+    a_null = {"topic": "output", "partition": 0, "key": "a", "value": ["A", None], "ts": 0, "input": 1}
+    assert outputs["3.1"] == outputs["3.1.0"] == [a_null]
+    assert outputs["3.1.1"] == outputs["3.1.2"] == outputs["3.2"] == []
+    code, out, _ = run_cli(capsys, "rules", "3.1.0", "3.1.1")
+    assert code == 0 and "gained outer_scan_early_exit_before_bound (KAFKA-13721)" in out

@@ -39,7 +39,7 @@ def no_work(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("the replay ran")
 
-    monkeypatch.setattr(reference_replay, "read_record_files", forbidden)
+    monkeypatch.setattr(reference_replay, "open_captures", forbidden)
     monkeypatch.setattr(reference_replay, "run_records", forbidden)
     import spark_backend.runtime.replay as spark_replay
 
@@ -86,13 +86,13 @@ def test_a_failure_mid_write_leaves_no_file(capture, capsys, monkeypatch):
     out = path.parent / "out.jsonl"
     from reference.model.record_files import OutputWriter
 
-    write = OutputWriter.write
+    write_many = OutputWriter.write_many
 
-    def write_then_fail(self, rec):
-        write(self, rec)
-        raise KeyboardInterrupt  # Ctrl-C after the first record
+    def write_then_fail(self, records):
+        write_many(self, records)
+        raise KeyboardInterrupt  # Ctrl-C after the first records are written
 
-    monkeypatch.setattr(OutputWriter, "write", write_then_fail)
+    monkeypatch.setattr(OutputWriter, "write_many", write_then_fail)
     assert main(["replay", topo, "-i", str(path), "-o", str(out)]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert sorted(os.listdir(path.parent)) == ["captured.jsonl", "topo.yaml"]  # no output, no temporary file
@@ -101,7 +101,7 @@ def test_a_failure_mid_write_leaves_no_file(capture, capsys, monkeypatch):
     assert main(["replay", topo, "-i", str(path), "-o", str(out)]) == 130
     assert out.read_text() == "previous\n"
     assert sorted(os.listdir(path.parent)) == ["captured.jsonl", "out.jsonl", "topo.yaml"]
-    monkeypatch.setattr(OutputWriter, "write", write)
+    monkeypatch.setattr(OutputWriter, "write_many", write_many)
     assert main(["replay", topo, "-i", str(path), "-o", str(out)]) == 0
     assert json.loads(out.read_text()) == {"topic": "output", "partition": 0, "key": "k", "value": "A-a", "ts": 7,
                                            "input": 2}

@@ -1,0 +1,72 @@
+"""Which format a capture file is in (``--input-format auto``), and a folder's data files.
+
+A file starting with Parquet's magic bytes ``PAR1`` (or named ``.parquet``) is Parquet; otherwise
+its first non-blank line decides: a JSON object with kcat's fields (``payload``, ``tstype`` or
+``broker``) is kcat, another JSON object a kssim JSONL record, a line starting ``CreateTime:``,
+``LogAppendTime:`` or ``NO_TIMESTAMP`` kafka-console-consumer text. A file with no record has no
+format (None). A folder's files must all be in one format.
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Optional
+
+from reference.model.captures import console, kcat
+from reference.model.captures.lines import decode_line, loads_strict, read_lines
+from reference.model.captures.options import InputFormat
+from reference.model.errors import ScenarioError
+from reference.model.record_files import NotJson
+
+PARQUET_MAGIC = b"PAR1"
+
+
+def data_files(path) -> List[str]:
+    """A capture file, or a folder's data files in name order (names starting with ``_`` or
+    ``.`` are metadata, as Spark writes them); ScenarioError if it does not exist."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ScenarioError(path, "", "no such file or folder")
+    if not os.path.isdir(path):
+        return [path]
+    return [os.path.join(path, name) for name in sorted(os.listdir(path))
+            if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(path, name))]
+
+
+def _named_parquet(path) -> bool:
+    return path.endswith(".parquet") or os.path.basename(os.path.dirname(path)).endswith(".parquet")
+
+
+def detect_format(path) -> Optional[InputFormat]:
+    """The format of the capture file ``path`` from its content; None when it holds no record.
+    ScenarioError when no format fits (naming the line)."""
+    with open(path, "rb") as handle:
+        head = handle.read(len(PARQUET_MAGIC))
+    if head == PARQUET_MAGIC or _named_parquet(path):
+        return InputFormat.PARQUET
+    for n, line in read_lines(path):
+        if line.lstrip().startswith(b"{"):
+            try:
+                first = loads_strict(line)
+            except (NotJson, UnicodeDecodeError):
+                return InputFormat.JSONL  # its reader names what is wrong with the line
+            return InputFormat.KCAT if isinstance(first, dict) and kcat.looks_like(first) else InputFormat.JSONL
+        text = decode_line(path, n, line)
+        if console.looks_like(text):
+            return InputFormat.CONSOLE
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise ScenarioError(path, f"line {n}", f"cannot tell the capture format from {shown!r}: expected a JSON "
+                                               f"object (kcat -C -J, kssim JSONL) or kafka-console-consumer text "
+                                               f"starting with CreateTime:/LogAppendTime: (capture with --property "
+                                               f"print.timestamp=true); or give --input-format")
+    return None
+
+
+def folder_format(folder, files, formats) -> None:
+    """ScenarioError when the files of ``folder`` are in more than one format."""
+    seen = {}
+    for path, fmt in zip(files, formats):
+        if fmt is not None:
+            seen.setdefault(fmt, path)
+    if len(seen) > 1:
+        kinds = ", ".join(f"{os.path.basename(p)} is {f.value}" for f, p in seen.items())
+        raise ScenarioError(folder, "", f"the folder mixes capture formats ({kinds}): give one folder per format")

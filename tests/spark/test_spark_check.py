@@ -1,0 +1,26 @@
+"""``kssim check --engine spark`` on a folder: one Spark job for the runnable scenarios; an invalid
+file and a scenario the backend cannot run are reported and the check goes on."""
+import os
+import shutil
+
+from tools.cli import main
+
+from kssim_testing import CONFORMANCE, ROOT
+
+LEFT_31 = os.path.join(CONFORMANCE, "seeds", "seed-stream-stream-left-3.1.json")
+INTERLEAVED = os.path.join(ROOT, "scenarios", "features", "fk-inner-stale-hash-response-dropped-3.9.yaml")
+
+
+def test_spark_check_reports_invalid_and_skipped_files_and_goes_on(spark, tmp_path, capsys):
+    shutil.copy(LEFT_31, tmp_path / "a.json")
+    shutil.copy(INTERLEAVED, tmp_path / "b.yaml")  # interleaved delivery: the reference engine's alone
+    (tmp_path / "c.yaml").write_text("format: kssim-scenario/1\nname: c\nsemantics: 3.1.9\n")
+    code = main(["check", str(tmp_path), "--engine", "spark"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert f"PASS seed-stream-stream-left-3.1 ({tmp_path / 'a.json'})" in out
+    assert f"({tmp_path / 'b.yaml'}): interleaved delivery is not supported by engine spark" in out
+    # invalid files are reported as they are loaded, before the one Spark job
+    assert [line.split()[0] for line in out.splitlines()] == ["INVALID", "PASS", "SKIP", "1"]
+    assert f"INVALID {tmp_path / 'c.yaml'}: semantics:" in out and "3.1.0, 3.1.1, 3.1.2" in out
+    assert out.splitlines()[-1].startswith("1 passed, 0 failed, 1 invalid, 1 skipped (not supported by engine spark)")
