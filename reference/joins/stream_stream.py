@@ -273,7 +273,7 @@ class _JoinSide:
             tracker.stream_time = ts  # KIP-962: every record advances the shared clock
         if self.outer and value is not None:
             ctx.emit(None, self._with_null(value), ts,
-                     Why("null_key_outer", f"null key on the {self.side} side of a {self.join_kind} join: "
+                     Why("null_key_outer", f"null key on the {self.side} side of {'an' if self.join_kind[0] in 'aeiou' else 'a'} {self.join_kind} join: "
                          f"{show(value)}@{ts} emitted at once with null and a null key", ref="KIP-962")
                      if ctx.explain else None)
             return
