@@ -25,7 +25,7 @@ from reference.model import diff as model_diff
 from reference.model.captures import add_capture_options, capture_options_from, input_paths, open_captures
 from reference.model.engines import ENGINES, replay, stream_reference_outputs
 from reference.model.errors import KssimError
-from reference.model.record_files import check_output_path, load_replay_topology, open_output
+from reference.model.record_files import check_output_path, counted, load_replay_topology, open_output
 from reference.model.render import json_line, sends_old_values, show
 from tools.progress import progress_bar
 
@@ -88,7 +88,7 @@ def cmd_diff(args) -> int:
     if args.engine == "reference":
         bar = progress_bar(inputs.total, "records", "diff", quiet=args.quiet)
         try:
-            failure = _predict_on_reference(scenario, _counted(inputs.records(), bar), args, comparison)
+            failure = _predict_on_reference(scenario, counted(inputs.records(), bar), args, comparison)
         finally:
             bar.close()
     else:
@@ -120,18 +120,6 @@ def cmd_diff(args) -> int:
 def _operator(scenario) -> str:
     join = getattr(scenario.topology, "join", None)
     return scenario.topology.operator + (f" {join}" if join else "")
-
-
-def _counted(records, bar, every=4096):
-    """``records``, moving the progress bar every ``every`` records read."""
-    n = 0
-    for rec in records:
-        yield rec
-        n += 1
-        if n == every:
-            bar.update(n)
-            n = 0
-    bar.update(n)
 
 
 def _open_inputs(scenario, inputs, options):

@@ -550,3 +550,20 @@ class ReplaySummary:
     @property
     def dropped(self) -> int:
         return sum(self.drops.values())
+
+
+#: records between two progress updates
+PROGRESS_STEP = 4096
+
+
+def counted(records, bar, every: int = PROGRESS_STEP):
+    """``records``, unchanged, advancing the progress bar ``bar`` (``update(n)``) every ``every``
+    records and once at the end (replays and diffs of both engines)."""
+    done = 0
+    for rec in records:
+        yield rec
+        done += 1
+        if done == every:
+            bar.update(done)
+            done = 0
+    bar.update(done)

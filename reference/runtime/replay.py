@@ -51,13 +51,11 @@ import orjson
 from reference.model.captures import input_paths, open_captures
 from reference.model.errors import KssimError, ScenarioError
 from reference.model.record_files import (ReplaySummary, atomic_path, check_drops_path, check_output_path,
-                                          open_output)
+                                          counted, open_output)
 from reference.model.render import sends_old_values
 from reference.model.topology import OPERATOR_INPUT_TOPICS
 from reference.runtime.engine import merge_heads, run_records, stream_processing_order
 
-#: records between two progress updates
-PROGRESS_STEP = 4096
 #: records per pickled chunk of a spill file (and of the chunks :func:`read_aside` sends)
 SPILL_CHUNK = 8192
 #: read the captures in a second process where the platform forks (:func:`read_aside`), for
@@ -156,7 +154,7 @@ class ReplayPlan:
         source, next_start = -1, -1
         file_counts, spill, chunk = None, None, []
         records = self.checked_records()
-        for rec in (records if bar is None else _counted(records, bar)):
+        for rec in (records if bar is None else counted(records, bar)):
             index = rec[5]
             if index >= next_start:  # the first record of a later source: sources come in order
                 if spill is not None:
@@ -253,7 +251,7 @@ class ReplayPlan:
             records = stream_processing_order(self.source_streams, counts, scenario.config, scenario.profile,
                                               self.topics)
         if bar is not None:
-            records = _counted(records, bar)
+            records = counted(records, bar)
         if drop_file is not None:
             records = _tracked(records, current)
         result = run_records(scenario.topology, scenario.profile, scenario.config, records,
@@ -598,17 +596,6 @@ def _unspilled(path):
             except EOFError:
                 return
             yield from chunk
-
-
-def _counted(records, bar):
-    done = 0
-    for rec in records:
-        yield rec
-        done += 1
-        if done == PROGRESS_STEP:
-            bar.update(done)
-            done = 0
-    bar.update(done)
 
 
 def _tracked(records, current):

@@ -43,7 +43,7 @@ from reference.model.captures import CaptureOptions, InputFormat, input_paths, o
 from reference.model.codes import FailureCode
 from reference.model.errors import KafkaWouldFail, KssimError, ScenarioError, UnsupportedOperator
 from reference.model.record_files import (OutputPathError, ReplaySummary, atomic_path, check_output_path,
-                                          clashing_input, open_output)
+                                          clashing_input, counted, open_output)
 from reference.model.render import sends_old_values
 from reference.model.scenario import load_scenario
 from reference.model.topology import OPERATOR_INPUT_TOPICS, key_extractor_of
@@ -338,7 +338,7 @@ def replay_to_file(scenario, inputs, output, spark=None, master=None, options=No
             raise
     bar = progress(captures.total) if progress is not None else None
     try:
-        records = captures.records() if bar is None else _counted(captures.records(), bar)
+        records = captures.records() if bar is None else counted(captures.records(), bar)
         summary = replay_collected(spark, scenario, records, output, fmt, shuffle_partitions)
     finally:
         if bar is not None:
@@ -402,20 +402,6 @@ def scans_with_spark(captures, options=None) -> bool:
 #: captures of at most this many records are read on the driver (measured on 2 cores: the driver
 #: way is 1.5x faster at 150k records of JSONL, as fast at 600k)
 DRIVER_READ_RECORDS = 300_000
-#: records between two progress updates
-PROGRESS_STEP = 4096
-
-
-def _counted(records, bar):
-    """``records``, advancing ``bar`` every ``PROGRESS_STEP`` records."""
-    done = 0
-    for rec in records:
-        yield rec
-        done += 1
-        if done == PROGRESS_STEP:
-            bar.update(done)
-            done = 0
-    bar.update(done)
 
 
 @contextlib.contextmanager
