@@ -81,9 +81,14 @@ def _print_table(scenario, result, args, several):
     if args.explain:
         print()
         for i, rec in enumerate(result.outputs):
-            why = rec.why.describe() if rec.why is not None else "(no explanation)"
-            print(f"#{i} {show(rec.key)}:{show(rec.value)}@{rec.ts} while processing "
-                  f"{describe_input(scenario, rec.input_index)}: {why}")
+            print(explain_output(scenario, i, rec))
+
+
+def explain_output(scenario, i, rec) -> str:
+    """``--explain``'s line for output record ``rec``, the ``i``-th of the run (also the pytest
+    plugin's explanation of a differing record)."""
+    why = rec.why.describe() if rec.why is not None else "(no explanation)"
+    return f"#{i} {show(rec.key)}:{show(rec.value)}@{rec.ts} while processing {describe_input(scenario, rec.input_index)}: {why}"
 
 
 def _print_drops(scenario, result, args, several):
@@ -97,8 +102,13 @@ def _print_drops(scenario, result, args, several):
         return
     print(f"\ndropped or ignored inputs ({len(result.drops)}):")
     for d in result.drops:
-        why = f": {d.why.describe()}" if d.why is not None else ""
-        print(f"  {describe_input(scenario, d.input_index)}: {d.reason}{why}")
+        print(f"  {explain_drop(scenario, d)}")
+
+
+def explain_drop(scenario, d) -> str:
+    """``--drops``' line for the drop ``d`` (also the pytest plugin's explanation)."""
+    why = f": {d.why.describe()}" if d.why is not None else ""
+    return f"{describe_input(scenario, d.input_index)}: {d.reason}{why}"
 
 
 def with_schedule(scenario, text: str):
@@ -456,7 +466,7 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except ScenarioError as exc:
-        print(f"kssim: invalid scenario: {exc}", file=sys.stderr)
+        print(f"kssim: invalid input: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KssimError as exc:
         print(f"kssim: {exc}", file=sys.stderr)

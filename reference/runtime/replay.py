@@ -327,23 +327,36 @@ def read_aside(make_records: Callable[[], Iterator], on_done: Optional[Callable[
 
 def _read_into(make_records, sender, finish) -> None:
     """The child of :func:`read_aside`: send the records in chunks, then ``done`` or the error."""
+
+    def send_chunks():
+        chunk = []
+        for rec in make_records():
+            chunk.append(tuple(rec))
+            if len(chunk) == SPILL_CHUNK:
+                _send(sender, "records", chunk)
+                chunk = []
+        if chunk:
+            _send(sender, "records", chunk)
+
+    _as_reading_process(send_chunks, sender, finish)
+
+
+def _send(sender, kind: str, payload) -> None:
+    sender.send_bytes(pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _as_reading_process(work, sender, finish) -> None:
+    """Run ``work()`` as the body of a reading process: then ``done`` (with ``finish()``) or the
+    error, handed to the parent, which raises it; the process ends here whatever happens."""
     try:
         try:
-            chunk = []
-            for rec in make_records():
-                chunk.append(tuple(rec))
-                if len(chunk) == SPILL_CHUNK:
-                    sender.send_bytes(pickle.dumps(("records", chunk), protocol=pickle.HIGHEST_PROTOCOL))
-                    chunk = []
-            if chunk:
-                sender.send_bytes(pickle.dumps(("records", chunk), protocol=pickle.HIGHEST_PROTOCOL))
-            done = finish() if finish is not None else None
-            sender.send_bytes(pickle.dumps(("done", done), protocol=pickle.HIGHEST_PROTOCOL))
+            work()
+            _send(sender, "done", finish() if finish is not None else None)
         except (KeyboardInterrupt, BrokenPipeError, EOFError):
             pass  # the parent stopped reading, or Ctrl-C: the parent reports it
         except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
             with contextlib.suppress(BrokenPipeError, OSError):
-                sender.send_bytes(pickle.dumps(("error", _portable_error(exc)), protocol=pickle.HIGHEST_PROTOCOL))
+                _send(sender, "error", _portable_error(exc))
         sender.close()
     finally:
         os._exit(0)  # no atexit handlers, no flushing of the parent's inherited buffers
@@ -396,20 +409,13 @@ def _spill_into(make_records, starts, folder, sender, finish) -> None:
     and at the end of each source the buffered chunks are written and the totals announced
     (``flushed``: records on disk per queue of the current source; ``source``: a source's final
     counts), then ``done`` (with ``finish()``) or the error."""
-    try:
-        try:
-            state = _SpillState(starts, folder, sender)
-            state.add_all(make_records())
-            state.end_sources(len(starts) - 1)
-            sender.send_bytes(pickle.dumps(("done", finish() if finish else None), protocol=pickle.HIGHEST_PROTOCOL))
-        except (KeyboardInterrupt, BrokenPipeError, EOFError):
-            pass  # the parent stopped following, or Ctrl-C: the parent reports it
-        except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
-            with contextlib.suppress(BrokenPipeError, OSError):
-                sender.send_bytes(pickle.dumps(("error", _portable_error(exc)), protocol=pickle.HIGHEST_PROTOCOL))
-        sender.close()
-    finally:
-        os._exit(0)  # no atexit handlers, no flushing of the parent's inherited buffers
+
+    def spill_all():
+        state = _SpillState(starts, folder, sender)
+        state.add_all(make_records())
+        state.end_sources(len(starts) - 1)
+
+    _as_reading_process(spill_all, sender, finish)
 
 
 class _SpillState:
@@ -471,7 +477,7 @@ class _SpillState:
             self.done_through = empty
 
     def _send(self, kind, payload) -> None:
-        self.sender.send_bytes(pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL))
+        _send(self.sender, kind, payload)
 
 
 class FollowedSpills:
