@@ -325,6 +325,14 @@ def cmd_replay(args) -> int:
     return EXIT_OK
 
 
+def cmd_timeline(args) -> int:
+    """One picture of a scenario: lanes, stream time, windows, outputs linked to their inputs, drops."""
+    from tools.timeline.command import write_timeline
+
+    print(f"wrote {write_timeline(args.file, args.output, args.release)}")
+    return EXIT_OK
+
+
 def cmd_rules(args) -> int:
     """The semantics rules kssim models, per release; or what changes between two releases."""
     from reference.model.profiles import RULES, profile_for, rule_changes
@@ -437,6 +445,23 @@ def build_parser() -> argparse.ArgumentParser:
     from tools.diff_command import add_diff_parser  # kssim diff: its command and options live there
 
     add_diff_parser(sub)
+
+    timeline = sub.add_parser("timeline", help="draw one scenario: input lanes, stream time per task, windows and "
+                                               "grace periods, outputs linked to their inputs, drops",
+                              description="Draw a scenario on a time axis: a lane per input topic partition, each "
+                                          "record at its timestamp (null keys and tombstones marked), the "
+                                          "aggregation windows with their close points, a lane per output topic "
+                                          "partition with an arrow to the input that emitted each output, drops "
+                                          "with their reason; below, the inputs in processing order with each "
+                                          "task's stream time as a step line and each join window's grace up to "
+                                          "its close (reference engine).")
+    timeline.add_argument("file", help="a scenario file (.json, .yaml, .yml)")
+    timeline.add_argument("-o", "--output", metavar="OUT",
+                          help="the picture: .png, .svg or .html (a page with the SVG and a table of the records); "
+                               "default: <file name>.timeline.png in the current folder; written atomically, "
+                               "never over the scenario")
+    timeline.add_argument("--release", help="draw the scenario at this Kafka release instead of its semantics, e.g. 3.0")
+    timeline.set_defaults(func=cmd_timeline)
 
     rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases",
                            description="With no release: every rule kssim models, the releases it holds in and "

@@ -109,6 +109,18 @@ def stream_reference_outputs(scenario, records, on_output, explain: bool = False
                               on_output=on_output, collect_drops=False)
 
 
+def processing_order(scenario) -> tuple:
+    """The input indexes of ``scenario`` in the order the reference engine's tasks process them
+    (``config.order``, timestamp synchronisation by the release's rules, a GlobalKTable
+    bootstrap): what ``kssim timeline`` draws stream time along. A run that fails stops at its
+    failing input; the order given here does not."""
+    module = importlib.import_module(ENGINE_MODULES["reference"])
+    from reference.model.topology import OPERATOR_INPUT_TOPICS
+
+    topics = OPERATOR_INPUT_TOPICS[scenario.topology.operator]
+    return tuple(rec.index for rec in module.processing_order(scenario.inputs, scenario.config, scenario.profile, topics))
+
+
 #: the engine that explores interleavings (interleaved delivery is the reference's alone)
 EXPLORE_MODULE = "reference.runtime.explore"
 

@@ -309,13 +309,14 @@ class OutputPathError(KssimError):
     """An output path kssim refuses before doing any work."""
 
 
-def output_format(path) -> str:
-    """``jsonl`` or ``parquet``, from an output file's extension (OutputPathError otherwise)."""
+def output_format(path, suffixes=OUTPUT_SUFFIXES) -> str:
+    """``jsonl`` or ``parquet`` (or one of ``suffixes``, without its dot), from an output file's
+    extension (OutputPathError otherwise)."""
     path = os.fspath(path)
-    for suffix in OUTPUT_SUFFIXES:
+    for suffix in suffixes:
         if path.endswith(suffix):
             return suffix[1:]
-    raise OutputPathError(f"output {path}: unknown extension (expected {' or '.join(OUTPUT_SUFFIXES)})")
+    raise OutputPathError(f"output {path}: unknown extension (expected {' or '.join(suffixes)})")
 
 
 def _inside(path, folder) -> bool:
@@ -346,11 +347,11 @@ def clashing_input(output, inputs: Iterable, either_way: bool = False) -> Option
     return None
 
 
-def check_output_path(output, inputs: Iterable) -> str:
+def check_output_path(output, inputs: Iterable, suffixes=OUTPUT_SUFFIXES) -> str:
     """Refuse, before any work, an output file that would destroy an input or that cannot be
     written: the output is an input (or lies in an input folder), its folder does not exist, it
-    is a folder, or its extension is not ``.jsonl``/``.parquet`` (OutputPathError, exit 2).
-    Returns the output's format."""
+    is a folder, or its extension is not ``.jsonl``/``.parquet`` (or one of ``suffixes``:
+    ``kssim timeline`` writes pictures) (OutputPathError, exit 2). Returns the output's format."""
     output = os.fspath(output)
     inputs = [os.fspath(p) for p in inputs]
     clash = clashing_input(output, inputs)
@@ -359,12 +360,12 @@ def check_output_path(output, inputs: Iterable) -> str:
             else "lies inside the input folder"
         raise OutputPathError(f"output {output} {what} {clash}: refusing to overwrite a capture "
                               f"(write the output somewhere else)")
-    fmt = output_format(output)
+    fmt = output_format(output, suffixes)
     folder = os.path.dirname(os.path.abspath(output))
     if not os.path.isdir(folder):
         raise OutputPathError(f"output {output}: folder {os.path.dirname(output) or folder} does not exist")
     if os.path.isdir(output):
-        raise OutputPathError(f"output {output} is a folder: give a file name ending in {' or '.join(OUTPUT_SUFFIXES)}")
+        raise OutputPathError(f"output {output} is a folder: give a file name ending in {' or '.join(suffixes)}")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise OutputPathError(f"output {output}: folder {os.path.dirname(output) or folder} is not writable")
     return fmt

@@ -1,0 +1,468 @@
+"""Drawing a :class:`~tools.timeline.model.Timeline` with matplotlib (Agg backend: headless).
+
+Two panels share the time axis (x = timestamp, ms):
+
+- **records** (top): a lane per input topic partition with each input at its timestamp, the
+  aggregation windows (bar = window, thin line = grace, tick = close point) when the topology
+  keeps windows, and a lane per output topic partition; a grey arrow runs from each output back
+  to the input whose processing emitted it; drops are red crosses with their reason code.
+- **processing order** (bottom): one row per processed input, top to bottom; each input's dot at
+  its timestamp, its join window (bar) and grace (thin line up to the close tick) on its row,
+  the outputs it emitted (diamonds), and one step line per task: the task's stream time after
+  each row. Where a stream-time line passes a close tick, that window closed.
+
+Labels are thinned per lane (a label is drawn only where it fits beside the previous one) and
+cut, and the figure grows with the number of lanes and records, so 5 to 200 records stay
+readable.
+"""
+from __future__ import annotations
+
+import html
+import io
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: never open a window, whatever the environment says
+
+from matplotlib import pyplot as plt  # noqa: E402 - after choosing the backend
+from matplotlib.collections import LineCollection  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from reference.model.render import show  # noqa: E402
+from tools.timeline.model import IntervalKind, LaneKind, MarkKind, RecordMark, Timeline  # noqa: E402
+
+#: marker per kind of record: tombstones and null keys must not look like values
+MARKERS = {MarkKind.VALUE: "o", MarkKind.NULL_VALUE: "s", MarkKind.NULL_KEY: "^"}
+MARK_NAMES = {MarkKind.VALUE: "record", MarkKind.NULL_VALUE: "null value (tombstone)", MarkKind.NULL_KEY: "null key"}
+TOPIC_COLOURS = {"left": "tab:blue", "right": "tab:orange", "input": "tab:blue"}
+OUTPUT_COLOUR = "tab:green"
+DROP_COLOUR = "tab:red"
+TASK_COLOURS = ("black", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+LABEL_SIZE = 7
+#: a label's width, in inches per character at LABEL_SIZE (for thinning)
+CHAR_WIDTH_IN = 0.058
+#: most links drawn with arrow heads (more: plain lines, which draw much faster)
+ARROW_LIMIT = 60
+#: a window row holds windows that do not overlap; at most this many rows (then they share)
+WINDOW_ROWS = 12
+FORMATS = ("png", "svg", "html")
+#: the figure's margins, in inches: lane names, the legends on the right, the title, the x label
+LEFT_IN, LEGEND_IN, TITLE_IN, AXIS_LABEL_IN = 1.0, 2.3, 0.6, 0.55
+
+
+def render(timeline: Timeline, fmt: str, dpi: int = 110) -> bytes:
+    """The picture of ``timeline`` as ``png``, ``svg`` or ``html`` (a page embedding the SVG, with
+    a table of the records) bytes."""
+    fig = figure(timeline)
+    try:
+        buffer = io.BytesIO()
+        # fixed margins (figure()), not bbox_inches="tight": that lays the whole figure out twice
+        fig.savefig(buffer, format="svg" if fmt == "html" else fmt, dpi=dpi,
+                    metadata={"Date": None} if fmt in ("svg", "html") else None)
+    finally:
+        plt.close(fig)
+    data = buffer.getvalue()
+    if fmt == "html":
+        return html_page(timeline, data.decode("utf-8")).encode("utf-8")
+    return data
+
+
+def figure(timeline: Timeline) -> Figure:
+    """The figure of ``timeline`` (close it with ``plt.close``)."""
+    windows = [iv for iv in timeline.intervals if iv.input_index is None]
+    window_rows = _pack_rows(windows)
+    lanes_y, windows_y, outputs_top = _lane_positions(timeline, max(window_rows, default=-1) + 1)
+    steps = len(timeline.steps)
+    width = min(20.0, max(7.5, 5 + 0.075 * len(timeline.inputs)))  # the axes; margins come on top
+    top_height = 0.5 * len(timeline.lanes) + 0.3 * (max(window_rows, default=-1) + 1) + 0.8
+    bottom_height = min(13.0, max(2.4, 0.13 * steps + 1.0))
+    height = top_height + bottom_height + TITLE_IN + AXIS_LABEL_IN
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(width + LEFT_IN + LEGEND_IN, height),
+                                      gridspec_kw={"height_ratios": [top_height, bottom_height], "hspace": 0.08})
+    total = width + LEFT_IN + LEGEND_IN
+    fig.subplots_adjust(left=LEFT_IN / total, right=1 - LEGEND_IN / total, top=1 - TITLE_IN / height,
+                        bottom=AXIS_LABEL_IN / height)
+    xlim, clipped = _x_range(timeline)
+    top.set_xlim(*xlim)
+    axis_width_in = width
+    per_ms = axis_width_in / max(1e-9, xlim[1] - xlim[0])  # inches per ms: what fits beside a label
+    ys = mark_positions(timeline, lanes_y)
+    _draw_lanes(top, timeline, lanes_y, ys, per_ms)
+    _draw_windows(top, bottom, windows, window_rows, windows_y, per_ms, xlim)
+    _draw_links(top, timeline, ys)
+    _draw_processing(bottom, timeline, per_ms)
+    _draw_clipped(bottom, clipped, xlim)
+    count = f"{len(timeline.inputs)} inputs, {len(timeline.outputs)} outputs, " \
+            f"{len({d.input_index for d in timeline.drops})} dropped"
+    tasks = f", {timeline.tasks} tasks" if timeline.tasks > 1 else ""
+    top.set_title(f"{timeline.name}\nKafka {timeline.release}, {timeline.operator}{tasks}: {count}",
+                  fontsize=10, loc="left")
+    bottom.set_xlabel("timestamp (ms)")
+    _legends(top, bottom, timeline)
+    return fig
+
+
+# --- layout ---------------------------------------------------------------------------------------
+
+def _lane_positions(timeline: Timeline, window_rows: int) -> Tuple[Dict[int, float], List[float], float]:
+    """y of each lane (inputs from the top, then the window rows, then outputs)."""
+    y = 0.0
+    lanes_y = {}
+    for i, lane in enumerate(timeline.lanes):
+        if lane.kind is LaneKind.INPUT:
+            lanes_y[i] = y
+            y -= 1.0
+    windows_y = []
+    if window_rows:
+        y += 0.35
+        for _ in range(window_rows):
+            windows_y.append(y)
+            y -= 0.38
+        y -= 0.35
+    outputs_top = y
+    for i, lane in enumerate(timeline.lanes):
+        if lane.kind is LaneKind.OUTPUT:
+            lanes_y[i] = y
+            y -= 1.0
+    return lanes_y, windows_y, outputs_top
+
+
+def _pack_rows(intervals) -> List[int]:
+    """A row per interval so that intervals of a row do not overlap (first fit, by start), at
+    most :data:`WINDOW_ROWS` rows (beyond that, rows are shared)."""
+    rows: List[int] = []
+    ends: List[float] = []
+    for iv in intervals:
+        right = iv.close if iv.close is not None else iv.end
+        for r, end in enumerate(ends):
+            if iv.start > end:
+                ends[r] = right
+                rows.append(r)
+                break
+        else:
+            if len(ends) < WINDOW_ROWS:
+                ends.append(right)
+                rows.append(len(ends) - 1)
+            else:
+                r = min(range(len(ends)), key=ends.__getitem__)
+                ends[r] = max(ends[r], right)
+                rows.append(r)
+    return rows
+
+
+def _x_range(timeline: Timeline) -> Tuple[Tuple[float, float], List[int]]:
+    """The time range drawn: every record, window and close point, except close points far
+    beyond the records (a legacy 1-day grace would squash everything): those are clipped, and
+    returned so that the picture says where they are."""
+    ts = [m.ts for m in timeline.inputs] + [m.ts for m in timeline.outputs]
+    ts += [v for iv in timeline.intervals for v in (iv.start, iv.end)]
+    if not ts:
+        ts = [0]
+    low, high = min(ts), max(ts)
+    span = max(high - low, 1)
+    limit = high + 4 * span  # a grace a few times the records' span still shows
+    closes = [iv.close for iv in timeline.intervals if iv.close is not None]
+    high = max([high] + [c for c in closes if c <= limit])
+    clipped = sorted({c for c in closes if c > limit})
+    pad = max((high - low) * 0.04, 0.5)
+    return (low - pad, high + pad), clipped
+
+
+def _lane_colour(timeline: Timeline, lane: int) -> str:
+    info = timeline.lanes[lane]
+    return OUTPUT_COLOUR if info.kind is LaneKind.OUTPUT else TOPIC_COLOURS.get(info.topic, "tab:blue")
+
+
+def _thin(marks: Sequence[Tuple[float, str]], per_ms: float) -> List[Tuple[int, int]]:
+    """(index into ``marks``, tier 0/1) for the labels that fit: a label is drawn where it
+    does not overlap the previous label of its tier (two tiers, alternating, double the room)."""
+    kept = []
+    right_edge = [float("-inf"), float("-inf")]
+    for i in sorted(range(len(marks)), key=lambda n: marks[n][0]):
+        x, text = marks[i]
+        half = len(text) * CHAR_WIDTH_IN / 2 / per_ms
+        for tier in (0, 1):
+            if x - half > right_edge[tier]:
+                right_edge[tier] = x + half
+                kept.append((i, tier))
+                break
+    return kept
+
+
+# --- the records panel ------------------------------------------------------------------------------
+
+#: records of one lane at one timestamp are stacked this far apart (lane units), at most STACK deep
+STACK_STEP, STACK = 0.17, 3
+#: a lane with at most this many records labels its stacked records too
+SPARSE_LANE = 30
+
+
+def mark_positions(timeline: Timeline, lanes_y) -> Dict[Tuple[LaneKind, int], float]:
+    """The y of every record, keyed (lane kind, index): its lane's, records sharing a lane and a
+    timestamp stacked downwards so that none hides another (a session's tombstone and its merged
+    session, a join's several results)."""
+    seen: Dict[Tuple[int, int], int] = {}
+    out = {}
+    for kind, marks in ((LaneKind.INPUT, timeline.inputs), (LaneKind.OUTPUT, timeline.outputs)):
+        for m in marks:
+            n = seen.get((m.lane, m.ts), 0)
+            seen[(m.lane, m.ts)] = n + 1
+            out[(kind, m.index)] = lanes_y[m.lane] - STACK_STEP * min(n, STACK)
+    return out
+
+
+def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
+    dropped: Dict[int, List[str]] = {}
+    for d in timeline.drops:
+        codes = dropped.setdefault(d.input_index, [])
+        if d.reason.code not in codes:
+            codes.append(d.reason.code)
+    by_lane: Dict[int, List[RecordMark]] = {}
+    for mark in timeline.inputs + timeline.outputs:
+        by_lane.setdefault(mark.lane, []).append(mark)
+    for lane, y in lanes_y.items():
+        ax.axhline(y, color="0.85", lw=0.8, zorder=0)
+        marks = sorted(by_lane.get(lane, []), key=lambda m: (m.ts, m.index))
+        colour = _lane_colour(timeline, lane)
+        is_input = timeline.lanes[lane].kind is LaneKind.INPUT
+        lane_kind = LaneKind.INPUT if is_input else LaneKind.OUTPUT
+        for kind in MarkKind:
+            shown = [m for m in marks if m.kind is kind]
+            if shown:
+                filled = kind is MarkKind.VALUE
+                ax.scatter([m.ts for m in shown], [ys[(lane_kind, m.index)] for m in shown], marker=MARKERS[kind],
+                           s=36, zorder=3, linewidths=1.3, facecolors=colour if filled else "white", edgecolors=colour)
+        # a stack's first record is labelled above the lane (thinned); the ones stacked under it
+        # beside themselves, where the lane is sparse enough to leave room
+        first = [m for m in marks if ys[(lane_kind, m.index)] == y]
+        for i, tier in _thin([(m.ts, m.label) for m in first], per_ms):
+            m = first[i]
+            ax.annotate(m.label, (m.ts, y), xytext=(0, 7 + 9 * tier), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=LABEL_SIZE, color="0.15", zorder=4)
+        times = sorted({m.ts for m in marks})
+        after = dict(zip(times, times[1:] + [float("inf")]))  # the next timestamp in the lane
+        if len(marks) <= SPARSE_LANE:
+            for m in marks:
+                room = (after[m.ts] - m.ts) * per_ms  # inches up to the next record of the lane
+                if ys[(lane_kind, m.index)] != y and room > len(m.label) * CHAR_WIDTH_IN + 0.15:
+                    ax.annotate(m.label, (m.ts, ys[(lane_kind, m.index)]), xytext=(6, 0), textcoords="offset points",
+                                ha="left", va="center", fontsize=LABEL_SIZE - 0.5, color="0.3", zorder=4)
+        if is_input:
+            _draw_drops(ax, [m for m in marks if m.index in dropped], dropped, ys, per_ms)
+    ax.set_yticks(list(lanes_y.values()), [timeline.lanes[i].label for i in lanes_y])
+    ax.tick_params(axis="y", length=0)
+    ax.set_ylim(min(lanes_y.values()) - 0.75, max(lanes_y.values()) + 0.75)
+    for side in ("right", "left", "top"):
+        ax.spines[side].set_visible(False)
+    failure = timeline.failure
+    if failure is not None:
+        mark = timeline.inputs[failure.input_index]
+        ax.scatter([mark.ts], [ys[(LaneKind.INPUT, mark.index)]], marker="*", s=260, color=DROP_COLOUR, zorder=5)
+        ax.annotate(f"Kafka Streams dies here: {failure.message[:80]}", (mark.ts, ys[(LaneKind.INPUT, mark.index)]),
+                    xytext=(8, -14), textcoords="offset points", fontsize=LABEL_SIZE + 1, color=DROP_COLOUR)
+
+
+def _draw_drops(ax, marks: List[RecordMark], codes: Dict[int, List[str]], ys, per_ms: float) -> None:
+    if not marks:
+        return
+    ax.scatter([m.ts for m in marks], [ys[(LaneKind.INPUT, m.index)] for m in marks], marker="x", s=70,
+               color=DROP_COLOUR, linewidths=1.8, zorder=5)
+    texts = [(m.ts, "+".join(codes[m.index])) for m in marks]
+    low = min(ys[(LaneKind.INPUT, m.index)] for m in marks)  # below the lowest stacked record
+    for i, tier in _thin(texts, per_ms):
+        x, text = texts[i]
+        ax.annotate(text, (x, low), xytext=(0, -9 - 8 * tier), textcoords="offset points", ha="center", va="top",
+                    fontsize=LABEL_SIZE - 0.5, color=DROP_COLOUR, zorder=4)
+
+
+def _draw_links(ax, timeline: Timeline, ys) -> None:
+    """A grey arrow from each output to the input whose processing emitted it."""
+    segments = []
+    for link in timeline.links:
+        out, src = timeline.outputs[link.output], timeline.inputs[link.input_index]
+        segments.append(((src.ts, ys[(LaneKind.INPUT, src.index)]), (out.ts, ys[(LaneKind.OUTPUT, out.index)])))
+    alpha = 0.55 if len(segments) <= ARROW_LIMIT else 0.25
+    if len(segments) <= ARROW_LIMIT:
+        for start, end in segments:
+            ax.annotate("", xy=end, xytext=start, zorder=1,
+                        arrowprops=dict(arrowstyle="-|>", color="0.45", alpha=alpha, lw=0.8, shrinkA=5, shrinkB=5,
+                                        mutation_scale=8))
+    elif segments:
+        ax.add_collection(LineCollection(segments, colors="0.45", alpha=alpha, linewidths=0.6, zorder=1))
+
+
+def _draw_windows(top, bottom, windows, rows: List[int], rows_y: List[float], per_ms: float, xlim) -> None:
+    """Aggregation windows in the records panel (bar, then the grace up to the close tick), and
+    their close points as dotted lines across the processing panel (where stream time crosses
+    one, that window closed)."""
+    if not windows:
+        return
+    keys = sorted({show(iv.key) for iv in windows})
+    # not the topics' blue and orange: windows are per key
+    colours = {k: plt.get_cmap("Dark2")(i % 8) for i, k in enumerate(keys)}
+    several_tasks = len({iv.task for iv in windows}) > 1
+    labelled = []
+    for iv, row in zip(windows, rows):
+        y = rows_y[row]
+        colour = colours[show(iv.key)]
+        alpha = 0.3 if iv.superseded else 0.75
+        if iv.end > iv.start:
+            top.plot([iv.start, iv.end], [y, y], color=colour, lw=5, alpha=alpha, solid_capstyle="butt", zorder=2)
+        else:  # a one-record session [ts, ts]: a dot, not an invisible bar
+            top.plot([iv.start], [y], marker="o", markersize=5, color=colour, alpha=alpha, zorder=2)
+        if iv.close is not None:
+            top.plot([iv.end, iv.close], [y, y], color=colour, lw=1, alpha=alpha, zorder=2)
+            top.plot([iv.close], [y], marker="|", markersize=9, color=colour, alpha=max(alpha, 0.5), zorder=2)
+        text = show(iv.key) + (f" (task {iv.task})" if several_tasks else "") + (" merged" if iv.superseded else "")
+        labelled.append((iv.start, text, y))
+    kept = {}
+    for x, text, y in labelled:  # one label per window where it fits in its row
+        edge = kept.get(y, float("-inf"))
+        if x - 0.0 > edge:
+            top.annotate(text[:24], (x, y), xytext=(1, 3), textcoords="offset points", fontsize=LABEL_SIZE - 0.5,
+                         color="0.25", va="bottom")
+            kept[y] = x + len(text[:24]) * CHAR_WIDTH_IN / per_ms
+    top.text(xlim[0], rows_y[0] + 0.3, "windows (bar), grace to the close (|)", fontsize=LABEL_SIZE, color="0.35",
+             va="bottom")
+    closes = sorted({iv.close for iv in windows if iv.close is not None})
+    if len(closes) <= 40:
+        for c in closes:
+            bottom.axvline(c, color="0.5", lw=0.8, ls=":", zorder=1.6)  # above the grid, which may sit there too
+
+
+# --- the processing panel ------------------------------------------------------------------------------
+
+def _draw_processing(ax, timeline: Timeline, per_ms: float) -> None:
+    step_of = {s.input_index: s.step for s in timeline.steps}
+    dropped = {d.input_index for d in timeline.drops}
+    # each input's own interval (join window, grace buffer) on its row; one collection per kind
+    # of line (hundreds of single plots would make a 200-record picture slow)
+    bars, bar_colours, graces, grace_colours, ticks = [], [], [], [], {}
+    for iv in timeline.intervals:
+        if iv.input_index is None or iv.input_index not in step_of:
+            continue
+        y = step_of[iv.input_index]
+        colour = _lane_colour(timeline, timeline.inputs[iv.input_index].lane)
+        if iv.end > iv.start:
+            bars.append(((iv.start, y), (iv.end, y)))
+            bar_colours.append(colour)
+        if iv.close is not None:
+            graces.append(((iv.end, y), (iv.close, y)))
+            grace_colours.append(colour)
+            ticks.setdefault(colour, []).append((iv.close, y))
+    if bars:
+        ax.add_collection(LineCollection(bars, colors=bar_colours, linewidths=4, alpha=0.22, capstyle="butt", zorder=1))
+    if graces:
+        ax.add_collection(LineCollection(graces, colors=grace_colours, linewidths=1, alpha=0.6, zorder=1))
+    for colour, points in ticks.items():
+        ax.scatter(*zip(*points), marker="|", s=45, color=colour, alpha=0.9, zorder=1, linewidths=1)
+    groups: Dict[Tuple[str, MarkKind], List[Tuple[int, int]]] = {}
+    crosses = []
+    for step in timeline.steps:
+        mark = timeline.inputs[step.input_index]
+        groups.setdefault((_lane_colour(timeline, mark.lane), mark.kind), []).append((mark.ts, step.step))
+        if step.input_index in dropped:
+            crosses.append((mark.ts, step.step))
+    for (colour, kind), points in groups.items():
+        ax.scatter(*zip(*points), marker=MARKERS[kind], s=22, zorder=3, linewidths=1,
+                   facecolors=colour if kind is MarkKind.VALUE else "white", edgecolors=colour)
+    if crosses:
+        ax.scatter(*zip(*crosses), marker="x", s=40, color=DROP_COLOUR, linewidths=1.4, zorder=4)
+    emitted = [(o.ts, step_of[timeline.links[o.index].input_index]) for o in timeline.outputs
+               if timeline.links[o.index].input_index in step_of]
+    if emitted:
+        ax.scatter(*zip(*emitted), marker="D", s=14, color=OUTPUT_COLOUR, zorder=3, alpha=0.8)
+    for task in range(timeline.tasks):
+        xs, ys = _stream_time_path(timeline, task)
+        if xs:
+            ax.plot(xs, ys, color=TASK_COLOURS[task % len(TASK_COLOURS)], lw=1.4, zorder=2, alpha=0.9)
+    steps = len(timeline.steps)
+    ax.set_ylim(steps - 0.5 if steps else 0.5, -0.8)
+    every = max(1, -(-steps // 40))
+    ticks_shown = [s for s in timeline.steps if s.step % every == 0]
+    ax.set_yticks([s.step for s in ticks_shown], [f"in {s.input_index}" for s in ticks_shown], fontsize=LABEL_SIZE)
+    ax.set_ylabel("processing order", fontsize=8)
+    ax.grid(axis="x", color="0.92", lw=0.6)
+    for side in ("right", "top"):
+        ax.spines[side].set_visible(False)
+
+
+def _stream_time_path(timeline: Timeline, task: int) -> Tuple[List[float], List[float]]:
+    """The step line of a task's stream time: it jumps right at the top of the row of each of its
+    inputs (the stream time after that input) and holds, vertically, until its next input."""
+    own = timeline.steps_of(task)
+    xs: List[float] = []
+    ys: List[float] = []
+    for i, s in enumerate(own):
+        until = own[i + 1].step - 0.5 if i + 1 < len(own) else len(timeline.steps) - 0.5
+        xs += [s.stream_time, s.stream_time]
+        ys += [s.step - 0.5, until]
+    return xs, ys
+
+
+def _draw_clipped(ax, clipped: List[int], xlim) -> None:
+    if clipped:
+        text = ", ".join(str(c) for c in clipped[:3]) + (" ..." if len(clipped) > 3 else "")
+        ax.annotate(f"close points beyond the picture: {text} \u2192", (1, 1.0), xycoords="axes fraction",
+                    ha="right", va="bottom", fontsize=LABEL_SIZE, color="0.35")
+
+
+def _legends(top, bottom, timeline: Timeline) -> None:
+    handles = [Line2D([], [], ls="", marker=MARKERS[k], color="0.3", markerfacecolor="0.3" if k is MarkKind.VALUE
+                      else "white", label=MARK_NAMES[k]) for k in MarkKind]
+    handles.append(Line2D([], [], ls="", marker="x", color=DROP_COLOUR, markeredgewidth=1.8, label="dropped (reason)"))
+    if timeline.links:
+        handles.append(Line2D([], [], color="0.45", lw=0.8, label="output \u2190 input that emitted it"))
+    top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    handles = [Line2D([], [], color=TASK_COLOURS[t % len(TASK_COLOURS)], lw=1.4,
+                      label=f"stream time, task {t}" if timeline.tasks > 1 else "stream time")
+               for t in range(timeline.tasks)]
+    kinds = {iv.kind for iv in timeline.intervals if iv.input_index is not None}
+    if IntervalKind.JOIN_WINDOW in kinds:
+        handles.append(Line2D([], [], color="0.5", lw=4, alpha=0.35, label="join window"))
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="grace, up to the close"))
+    if IntervalKind.GRACE_BUFFER in kinds:
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="grace buffer, until"))
+    if any(iv.input_index is None for iv in timeline.intervals):
+        handles.append(Line2D([], [], color="0.6", lw=0.7, ls=":", label="window close (end + grace)"))
+    if timeline.outputs:
+        handles.append(Line2D([], [], ls="", marker="D", color=OUTPUT_COLOUR, markersize=4, label="output emitted"))
+    bottom.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+
+
+# --- HTML ----------------------------------------------------------------------------------------------
+
+def html_page(timeline: Timeline, svg: str) -> str:
+    """A self-contained page: the SVG inline, then the inputs and outputs as tables."""
+    start = svg.find("<svg")
+    svg = svg[start:] if start >= 0 else svg  # drop the XML prologue: the SVG is inline
+    reasons: Dict[int, List[str]] = {}
+    for d in timeline.drops:
+        reasons.setdefault(d.input_index, []).append(f"{d.reason.code}: {d.text}")
+    lanes = timeline.lanes
+    emitted_by = {link.output: link.input_index for link in timeline.links}
+    rows_in = "".join(
+        f"<tr><td>{m.index}</td><td>{_e(lanes[m.lane].label)}</td><td>{_e(show(m.key))}</td>"
+        f"<td>{_e(show(m.value))}</td><td>{m.ts}</td><td>{_e('; '.join(reasons.get(m.index, [])))}</td></tr>"
+        for m in timeline.inputs)
+    rows_out = "".join(
+        f"<tr><td>{m.index}</td><td>{_e(lanes[m.lane].label)}</td><td>{_e(show(m.key))}</td>"
+        f"<td>{_e(show(m.value))}</td><td>{m.ts}</td><td>{emitted_by.get(m.index, '')}</td></tr>"
+        for m in timeline.outputs)
+    title = _e(f"{timeline.name} (Kafka {timeline.release}, {timeline.operator})")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:sans-serif;margin:1.5em}} table{{border-collapse:collapse;margin:1em 0;font-size:90%}}
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} svg{{max-width:100%;height:auto}}</style></head>
+<body><h1>{title}</h1>
+{svg}
+<h2>Inputs</h2><table><tr><th>input</th><th>lane</th><th>key</th><th>value</th><th>ts</th><th>dropped</th></tr>{rows_in}</table>
+<h2>Outputs</h2><table><tr><th>#</th><th>lane</th><th>key</th><th>value</th><th>ts</th><th>emitted by input</th></tr>{rows_out}</table>
+</body></html>
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
