@@ -254,7 +254,7 @@ def cmd_difftest(args) -> int:
     # by default, every operator both releases have
     operators = args.operator or [op for op in OPERATORS if not missing_in(op, (a.profile, b.profile))]
     status = EXIT_OK
-    bar = progress_bar(args.cases * len(operators), "cases", "difftest")  # stderr, terminals only
+    bar = progress_bar(args.cases * len(operators), "cases", "difftest", quiet=args.quiet)  # stderr, terminals only
     try:
         runs = difftest(a, b, operators, cases=args.cases, seed=args.seed, out_dir=args.out,
                         max_findings=args.findings, on_cases=bar.update)
@@ -482,6 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="most divergences to report per operator (default: 1 between engines; between two "
                            "releases, one per rule that changes, each explained by its rule)")
     diff.add_argument("--out", default="scenarios/regressions", help="where shrunk cases are written (default scenarios/regressions)")
+    diff.add_argument("-q", "--quiet", action="store_true",
+                      help="no progress bar (it shows on stderr only when stderr is a terminal)")
     diff.set_defaults(func=cmd_difftest)
     return parser
 

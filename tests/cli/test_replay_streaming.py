@@ -448,3 +448,17 @@ def test_no_progress_text_from_check_when_stderr_is_not_a_terminal(tmp_path, cap
     assert main(["check", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and "2 passed" in captured.out
+
+
+def test_difftest_shows_its_bar_on_a_terminal_unless_quiet(tmp_path, monkeypatch, capsys):
+    args = ["difftest", "--a", "reference@3.6", "--b", "reference@3.7", "--operator", "stream_table_join",
+            "--cases", "5", "--out", str(tmp_path)]
+    terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    main(args)
+    assert "difftest" in terminal.text and "cases" in terminal.text
+    quiet_terminal = FakeTerminal()
+    monkeypatch.setattr("sys.stderr", quiet_terminal)
+    main(args + ["--quiet"])
+    assert quiet_terminal.text == ""
+    assert "stream_table_join" in capsys.readouterr().out
