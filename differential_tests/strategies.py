@@ -55,9 +55,11 @@ _INTRODUCED_BY = {
 
 
 def missing_in(operator: str, profiles) -> list:
-    """The releases among ``profiles`` that do not have ``operator`` (nothing to generate there)."""
+    """The releases among ``profiles`` that do not have ``operator`` (nothing to generate there),
+    each named once."""
     rule = _INTRODUCED_BY.get(operator)
-    return [p.release for p in profiles if rule is not None and not getattr(p, rule)]
+    missing = [p.release for p in profiles if rule is not None and not getattr(p, rule)]
+    return list(dict.fromkeys(missing))
 
 
 def _common(profiles):
