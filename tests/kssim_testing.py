@@ -105,3 +105,24 @@ def result_bytes(result) -> bytes:
         lines.append(json.dumps(["fail", result.failure.input_index, None if code is None else str(getattr(code, "code", code)),
                                  result.failure.message]))
     return "\n".join(lines).encode()
+
+
+#: shuffle partition counts a byte-identity test runs a batch at: one, a few, and many odd-sized
+#: ones (37: each key group lands elsewhere than at 1 or 4; a job's cost grows per task, so not 200)
+SHUFFLE_PARTITION_COUNTS = ("1", "4", "37")
+
+
+def results_per_shuffle_partitioning(spark, scenarios, counts=SHUFFLE_PARTITION_COUNTS) -> dict:
+    """``{count: [result_bytes per scenario]}``: the Spark batch of ``scenarios`` run once per
+    ``spark.sql.shuffle.partitions`` value in ``counts`` (the session's setting restored after)."""
+    from spark_backend.runtime.runner import run_scenarios
+
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    runs = {}
+    try:
+        for partitions in counts:
+            spark.conf.set("spark.sql.shuffle.partitions", partitions)
+            runs[partitions] = [result_bytes(r) for r in run_scenarios(scenarios, spark)]
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    return runs

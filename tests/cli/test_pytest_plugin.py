@@ -236,7 +236,7 @@ def test_release(kssim):
 
 
 def test_the_fixture_asserts_outputs_and_drops(pytester):
-    pytester.makepyfile(test_api=FIXTURE_TESTS)
+    pytester.makepyfile(test_kssim_fixture_usage=FIXTURE_TESTS)
     result = pytester.runpytest("-k", "not release")
     result.assert_outcomes(passed=1, failed=4)
     result.stdout.fnmatch_lines([
@@ -259,7 +259,7 @@ def test_the_fixture_asserts_outputs_and_drops(pytester):
 
 
 def test_the_fixtures_driver_runs_at_the_release_option(pytester):
-    pytester.makepyfile(test_api=FIXTURE_TESTS)
+    pytester.makepyfile(test_kssim_fixture_usage=FIXTURE_TESTS)
     pytester.runpytest("-k", "release").assert_outcomes(failed=1)  # the default release is not 3.0
     pytester.runpytest("-k", "release", "--kssim-release", "3.0").assert_outcomes(passed=1)
 

@@ -12,7 +12,7 @@ import json
 import random
 
 import pytest
-from kssim_testing import conformance_files, result_bytes
+from kssim_testing import conformance_files, results_per_shuffle_partitioning
 from test_spark_processing_order import simulate
 
 from reference.model.profiles import profile_for
@@ -47,20 +47,11 @@ def variants():
 
 
 def test_byte_identical_for_any_shuffle_partitioning(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
-
-    # a job's cost at 200 partitions is per task, not per record: a third of the variants will do
-    scenarios = [scenario_from_dict(d) for d in variants[::3]]
-    before = spark.conf.get("spark.sql.shuffle.partitions")
-    runs = {}
-    try:
-        for partitions in ("1", "4", "200"):
-            spark.conf.set("spark.sql.shuffle.partitions", partitions)
-            runs[partitions] = [result_bytes(r) for r in run_scenarios(scenarios, spark)]
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", before)
-    assert runs["1"] == runs["4"] == runs["200"]
-    assert sum(len(b) for b in runs["1"]) > 5_000  # the variants do produce output
+    # a job's cost grows with its tasks, not its records: a third of the variants will do
+    runs = results_per_shuffle_partitioning(spark, [scenario_from_dict(d) for d in variants[::3]])
+    first, *others = runs.values()
+    assert all(other == first for other in others)
+    assert sum(len(b) for b in first) > 5_000  # the variants do produce output
 
 
 def _single_partition(doc, task):

@@ -9,7 +9,7 @@ import os
 import random
 
 import pytest
-from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, run_on, scenario
+from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, results_per_shuffle_partitioning, run_on, scenario
 
 from reference.model.errors import UnsupportedOperator
 from reference.model.scenario import scenario_from_dict
@@ -234,17 +234,8 @@ def test_generated_cases_agree_with_the_reference_engine(spark, generated):  # n
 
 
 def test_byte_identical_for_any_shuffle_partitioning(spark, generated):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
-
-    # a job's cost at 200 partitions is per task, not per record: a sixth of the cases will do
-    sample = generated[::6]
-    before = spark.conf.get("spark.sql.shuffle.partitions")
-    runs = {}
-    try:
-        for partitions in ("1", "4", "200"):
-            spark.conf.set("spark.sql.shuffle.partitions", partitions)
-            runs[partitions] = [result_bytes(r) for r in run_scenarios(sample, spark)]
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", before)
-    assert runs["1"] == runs["4"] == runs["200"]
-    assert sum(len(b) for b in runs["1"]) > 3_000
+    # a job's cost grows with its tasks, not its records: a sixth of the cases will do
+    runs = results_per_shuffle_partitioning(spark, generated[::6])
+    first, *others = runs.values()
+    assert all(other == first for other in others)
+    assert sum(len(b) for b in first) > 3_000
