@@ -176,11 +176,11 @@ def cmd_check(args) -> int:
             invalid += 1
             print(f"INVALID {path}: kssim could not load it ({type(exc).__name__}: {exc}); please report this")
     bar.close()
-    results = _run_each_isolated(args.engine, [s for _, s in loaded], args.master)
+    results = run_each_isolated(args.engine, [s for _, s in loaded], args.master)
     for (path, scenario), result in zip(loaded, results):
         if isinstance(result, Exception) and not isinstance(result, UnsupportedOperator):
             invalid += 1
-            print(f"INVALID {path}: engine {args.engine} could not run it: {_error_text(result)}")
+            print(f"INVALID {path}: engine {args.engine} could not run it: {error_text(result)}")
             continue
         verdict = judge(scenario, result)
         counts[verdict.status] += 1
@@ -221,7 +221,7 @@ def _scenario_files_or_problems(paths):
             yield f, None
 
 
-def _run_each_isolated(engine, scenarios, master):
+def run_each_isolated(engine, scenarios, master):
     """One result or exception per scenario. The whole batch runs at once (one Spark job); if it
     fails as a whole, each scenario is run alone, so the failure is pinned on its own scenario."""
     if not scenarios:
@@ -241,7 +241,8 @@ def _run_alone(engine, scenario, master):
         return exc
 
 
-def _error_text(exc) -> str:
+def error_text(exc) -> str:
+    """An engine's error as check reports it: kssim's own messages as they are, others with their class."""
     return str(exc) if isinstance(exc, KssimError) else f"{type(exc).__name__}: {exc}"
 
 

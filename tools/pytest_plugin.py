@@ -188,7 +188,7 @@ class ScenarioItem(pytest.Item):
     def runtest(self):
         from reference.model.compare import Status, judge
         from reference.model.errors import UnsupportedOperator
-        from tools.cli import _error_text
+        from tools.cli import error_text
 
         if self.problem is not None:
             raise ScenarioFailed(self.problem)
@@ -196,7 +196,7 @@ class ScenarioItem(pytest.Item):
         result = _result_of(self)
         where = shown_path(self.path)
         if isinstance(result, Exception) and not isinstance(result, UnsupportedOperator):
-            raise ScenarioFailed(f"INVALID {where}: engine {engine} could not run it: {_error_text(result)}")
+            raise ScenarioFailed(f"INVALID {where}: engine {engine} could not run it: {error_text(result)}")
         verdict = judge(self.scenario, result)
         if verdict.status is Status.UNSUPPORTED:
             # reported at the scenario file, as a skip marker is (not at this line of the plugin)
@@ -220,10 +220,10 @@ class ScenarioItem(pytest.Item):
 
 def _result_of(item: ScenarioItem):
     """The engine's result for ``item``'s scenario (a RunResult or the exception that stopped it),
-    run as ``kssim check`` runs it (``tools.cli._run_each_isolated``). On Spark the first item
+    run as ``kssim check`` runs it (``tools.cli.run_each_isolated``). On Spark the first item
     run also runs every runnable scenario item after it in one batch: one job on the process's
     one session, not one per item."""
-    from tools.cli import _run_each_isolated
+    from tools.cli import run_each_isolated
 
     settings, results = item.config.stash[_SETTINGS], item.config.stash[_RESULTS]
     if item.nodeid not in results:
@@ -233,7 +233,7 @@ def _result_of(item: ScenarioItem):
             items = item.session.items
             rest = items[items.index(item):] if item in items else [item]
             batch = [i for i in rest if isinstance(i, ScenarioItem) and i.runnable and i.nodeid not in results]
-        for other, result in zip(batch, _run_each_isolated(settings.engine, [i.scenario for i in batch], None)):
+        for other, result in zip(batch, run_each_isolated(settings.engine, [i.scenario for i in batch], None)):
             results[other.nodeid] = result
     return results.pop(item.nodeid)
 
@@ -308,7 +308,7 @@ class KssimHelper:
         ``True`` and ``"1"`` differ), as ``kssim check`` does; a windowed key may be given as a
         ``Windowed`` or as ``{"key", "start", "end"}``."""
         __tracebackhide__ = True
-        from reference.model.compare import _compare_exact
+        from reference.model.compare import compare_records
         from reference.model.records import OutputRecord
 
         topic = _output_topic(topic)
@@ -316,7 +316,7 @@ class KssimHelper:
                   for r in topic.read_records_to_list()]
         wanted = [_expected_record(topic.topic, item, n) for n, item in enumerate(expected)]
         # kssim check's comparison of one partition: the same first difference and neighbours
-        mismatch = _compare_exact(wanted, actual, None)
+        mismatch = compare_records(wanted, actual, None)
         if mismatch is None:
             return
         text = f"output topic {topic.topic!r}: {mismatch.describe()}"

@@ -75,7 +75,7 @@ def compare_outputs(scenario, outputs) -> Optional[Mismatch]:
     if mode == "sorted_by_key_and_window_start":
         expected = sorted(expected, key=_window_sort_key)
         actual = sorted(actual, key=_window_sort_key)
-    return _compare_exact(expected, actual, checkpoints)
+    return compare_records(expected, actual, checkpoints)
 
 
 def _window_sort_key(rec):
@@ -115,7 +115,10 @@ def _neighbours(records, i, radius=2):
     return [f"{'>' if j == i else ' '} #{j}: {fmt_record(records[j])}" for j in range(lo, hi)]
 
 
-def _compare_exact(expected, actual, checkpoints) -> Optional[Mismatch]:
+def compare_records(expected, actual, checkpoints) -> Optional[Mismatch]:
+    """The first difference (record for record, per partition) between ``expected`` and
+    ``actual`` output records, or None. ``checkpoints``: the inputs after which the expected
+    records were read (an expected record's ``after_input`` bounds when it may be emitted)."""
     exp_parts, act_parts = _by_partition(expected), _by_partition(actual)
     for partition in sorted(set(exp_parts) | set(act_parts)):
         exp, act = exp_parts.get(partition, []), act_parts.get(partition, [])
