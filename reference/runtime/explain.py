@@ -38,6 +38,9 @@ class Why:
     text: str
     joined: tuple = ()
     ref: str = ""
+    #: ``(key, start, end)`` of the window an ``unemitted_window`` drop is about (the window a
+    #: picture marks as never emitted); () for every other explanation
+    window: tuple = ()
 
     def describe(self) -> str:
         parts = [self.text]

@@ -352,7 +352,7 @@ class SessionAggregate:
         return Why("unemitted_window", f"session [{s_start},{s_end}]={show(s_agg)} of key {show(s_key)} is never emitted: "
                    f"while {show(key)}:{show(value)}@{ts} was processed (stream time {self.stream_time}, close time "
                    f"{close} = {self._close_formula()}), {how} before an emission range reached it "
-                   "[emit_on_window_close]", ref=_REF_FINAL)
+                   "[emit_on_window_close]", ref=_REF_FINAL, window=(s_key, s_start, s_end))
 
     def _why_final(self, key, value, ts, s_key, s_start, s_end, close, lower, upper):
         previous = "the first emission" if self.last_emit_close == NO_TIMESTAMP else \

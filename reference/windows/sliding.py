@@ -294,4 +294,5 @@ class SlidingWindowAggregate:
                    f"window [{window.start},{window.start + self.d}] of {show(key)} (value {show(agg)}, last updated by "
                    f"input {index}) is never emitted: the close check (stream time {self.stream_time}, close time "
                    f"{close}, window starts [{lower},{upper}]) came after {self.store.explain_hidden(window)}; "
-                   f"retention {self.retention_ms} = {retention}", ref=f"{_REF_FINAL}, {self.store.name}")
+                   f"retention {self.retention_ms} = {retention}", ref=f"{_REF_FINAL}, {self.store.name}",
+                   window=(key, window.start, window.start + self.d))

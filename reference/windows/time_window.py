@@ -300,7 +300,8 @@ class TimeWindowAggregate:
                    f"window [{window.start},{window.start + self.size}) of {show(key)} (value {show(agg)}, last updated "
                    f"by input {index}) is never emitted: the close check (stream time {self.stream_time}, close time "
                    f"{close}, window starts [{lower},{upper}]) came after {self.store.explain_hidden(window)}; "
-                   f"retention {self.retention_ms} = {self._retention_text()}", ref=f"{_REF_FINAL}, {self.store.name}")
+                   f"retention {self.retention_ms} = {self._retention_text()}", ref=f"{_REF_FINAL}, {self.store.name}",
+                   window=(key, window.start, window.start + self.size))
 
     def _retention_text(self) -> str:
         return f"size {self.size} + grace {self.grace}" if self.retention_ms == self.size + self.grace \

@@ -83,6 +83,22 @@ def test_hopping_window_aggregation_windows_and_close_points():
     assert all(iv.input_index is None and iv.key == "k" for iv in tl.intervals)
 
 
+def test_windows_the_store_expired_before_their_close_are_marked_never_emitted():
+    # 3.9's emit-final store hides hopping windows a stream-time jump carries past size + grace:
+    # the run's unemitted_window drops name them, and the picture marks exactly those
+    lost = timeline_of(os.path.join(ROOT, "scenarios", "features", "window-emit-final-hopping-windows-lost-3.9.json"))
+    assert [(iv.start, iv.end) for iv in lost.intervals if iv.lost] == [(0, 10), (5, 15), (10, 20), (20, 30), (25, 35)]
+    assert [(iv.start, iv.end) for iv in lost.intervals if not iv.lost] == [(35, 45), (40, 50)]  # still open
+    assert not any(iv.lost for iv in timeline_of(HOPPING).intervals)  # 3.3 emits them all
+
+
+def test_sessions_never_emitted_are_drawn_although_no_output_names_them():
+    t = timeline_of(os.path.join(ROOT, "scenarios", "features", "session-emit-final-in-memory-loses-sessions-3.9.json"))
+    assert not t.outputs
+    assert [(iv.kind, iv.start, iv.end, iv.lost) for iv in t.intervals] == [
+        (IntervalKind.SESSION_WINDOW, 0, 5, True), (IntervalKind.SESSION_WINDOW, 12, 20, True)]
+
+
 def test_sessions_come_from_the_outputs_and_merged_ones_are_superseded():
     tl = timeline_of(SESSIONS)  # gap 5, grace 20: a session closes at end + gap + grace (3.0+)
     sessions = [(iv.start, iv.end, iv.close, iv.superseded) for iv in tl.intervals]

@@ -306,7 +306,8 @@ def _draw_windows(top, bottom, windows, rows: List[int], rows_y: List[float], pe
     labelled = []
     for iv, row in zip(windows, rows):
         y = rows_y[row]
-        colour = colours[show(iv.key)]
+        # a window never emitted is the drop colour: "why did this window never emit" at a glance
+        colour = DROP_COLOUR if iv.lost else colours[show(iv.key)]
         alpha = 0.3 if iv.superseded else 0.75
         if iv.end > iv.start:
             top.plot([iv.start, iv.end], [y, y], color=colour, lw=5, alpha=alpha, solid_capstyle="butt", zorder=2)
@@ -315,7 +316,8 @@ def _draw_windows(top, bottom, windows, rows: List[int], rows_y: List[float], pe
         if iv.close is not None:
             top.plot([iv.end, iv.close], [y, y], color=colour, lw=1, alpha=alpha, zorder=2)
             top.plot([iv.close], [y], marker="|", markersize=9, color=colour, alpha=max(alpha, 0.5), zorder=2)
-        text = show(iv.key) + (f" (task {iv.task})" if several_tasks else "") + (" merged" if iv.superseded else "")
+        text = show(iv.key) + (f" (task {iv.task})" if several_tasks else "") + (" merged" if iv.superseded else "") \
+            + (" never emitted" if iv.lost else "")
         labelled.append((iv.start, text, y))
     kept = {}
     for x, text, y in labelled:  # one label per window where it fits in its row
@@ -415,6 +417,8 @@ def _legends(top, bottom, timeline: Timeline) -> None:
     handles.append(Line2D([], [], ls="", marker="x", color=DROP_COLOUR, markeredgewidth=1.8, label="dropped (reason)"))
     if timeline.links:
         handles.append(Line2D([], [], color="0.45", lw=0.8, label="output \u2190 input that emitted it"))
+    if any(iv.lost for iv in timeline.intervals):
+        handles.append(Line2D([], [], color=DROP_COLOUR, lw=4, alpha=0.75, label="window never emitted (expired)"))
     top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
     handles = [Line2D([], [], color=TASK_COLOURS[t % len(TASK_COLOURS)], lw=1.4,
                       label=f"stream time, task {t}" if timeline.tasks > 1 else "stream time")

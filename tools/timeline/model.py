@@ -100,7 +100,9 @@ class Interval:
     """A window of ``kind`` for ``key`` in task ``task``: [start, end], then the grace up to
     ``close`` (None: the release has no grace, nothing closes the window). ``input_index``: the
     input the interval belongs to (join windows, grace buffers), None for aggregation windows.
-    ``superseded``: a session or window whose latest output is a tombstone (merged away)."""
+    ``superseded``: a session or window whose latest output is a tombstone (merged away).
+    ``lost``: an emit-on-window-close window whose final result is never emitted (the run's
+    ``unemitted_window`` drop: the store expired it before the close check reached it)."""
 
     kind: IntervalKind
     task: int
@@ -110,6 +112,7 @@ class Interval:
     close: Optional[int]
     input_index: Optional[int] = None
     superseded: bool = False
+    lost: bool = False
 
 
 @attrs.frozen
@@ -180,7 +183,8 @@ def build_timeline(scenario) -> Timeline:
                   for d in result.drops)
     return Timeline(name=scenario.name, release=scenario.release, operator=scenario.topology.operator,
                     tasks=scenario.config.task_count, lanes=lanes, inputs=inputs, outputs=outputs, steps=steps,
-                    intervals=tuple(intervals_of(scenario, result.outputs, {d.input_index for d in drops})),
+                    intervals=tuple(intervals_of(scenario, result.outputs, {d.input_index for d in drops},
+                                                 lost_windows(scenario, result.drops))),
                     links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure)
 
 
@@ -253,8 +257,23 @@ def task_stream_times(scenario, order: Sequence[int]) -> Iterable[StreamTimeStep
 
 # --- intervals --------------------------------------------------------------------------------------
 
-def intervals_of(scenario, outputs, dropped: set) -> List[Interval]:
-    """The windows the topology keeps, each with its close point (see :class:`IntervalKind`)."""
+def lost_windows(scenario, drops) -> Dict[Tuple[int, str, int, int], object]:
+    """``(task, shown key, start, end) -> key`` of every window the run reports never emitted
+    (an ``unemitted_window`` drop's explanation names its window; the task is the one of the
+    input whose processing expired it)."""
+    lost = {}
+    for d in drops:
+        window = getattr(d.why, "window", ()) if d.reason is DropReason.UNEMITTED_WINDOW else ()
+        if window:
+            key, start, end = window
+            lost[(scenario.inputs[d.input_index].partition, show(key), start, end)] = key
+    return lost
+
+
+def intervals_of(scenario, outputs, dropped: set, lost: Optional[dict] = None) -> List[Interval]:
+    """The windows the topology keeps, each with its close point (see :class:`IntervalKind`);
+    ``lost``: the windows never emitted (:func:`lost_windows`), drawn even without an output."""
+    lost = lost or {}
     spec, profile = scenario.topology, scenario.profile
     operator = spec.operator
     if operator == "stream_stream_join":
@@ -266,12 +285,12 @@ def intervals_of(scenario, outputs, dropped: set) -> List[Interval]:
         window = spec.window
         grace = time_window_settings(profile, window.size_ms, window.grace_ms,
                                      getattr(spec, "retention_ms", None)).grace_ms
-        return _time_windows(window.size_ms, window.advance_ms, grace, scenario.inputs, outputs)
+        return _time_windows(window.size_ms, window.advance_ms, grace, scenario.inputs, outputs, lost)
     if operator == "session_aggregate":
         settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
-        return _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, outputs)
+        return _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, outputs, lost)
     if operator == "sliding_aggregate":
-        return _reported_windows(IntervalKind.SLIDING_WINDOW, spec.grace_ms, outputs)
+        return _reported_windows(IntervalKind.SLIDING_WINDOW, spec.grace_ms, outputs, lost)
     return []
 
 
@@ -292,7 +311,7 @@ def _join_windows(spec, profile, inputs, dropped: set) -> List[Interval]:
     return out
 
 
-def _time_windows(size: int, advance: int, grace: Optional[int], inputs, outputs) -> List[Interval]:
+def _time_windows(size: int, advance: int, grace: Optional[int], inputs, outputs, lost: dict) -> List[Interval]:
     """Every time window a record with a key falls in (``TimeWindows#windowsFor``: starts aligned
     to ``advance``, none below 0), per task and key, and every window an output names: a window
     whose result was never emitted (``suppress`` that never fires) is drawn too."""
@@ -307,22 +326,29 @@ def _time_windows(size: int, advance: int, grace: Optional[int], inputs, outputs
     for o in outputs:
         if _windowed(o.key):
             found.setdefault((o.partition, show(o.key["key"]), o.key["start"]), (o.key["key"], o.key["end"]))
-    return [Interval(IntervalKind.TIME_WINDOW, task, key, start, end, None if grace is None else end + grace)
-            for (task, _, start), (key, end) in sorted(found.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))]
+    for (task, shown, start, end), key in lost.items():
+        found.setdefault((task, shown, start), (key, end))
+    return [Interval(IntervalKind.TIME_WINDOW, task, key, start, end, None if grace is None else end + grace,
+                     lost=(task, shown, start, end) in lost)
+            for (task, shown, start), (key, end) in sorted(found.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))]
 
 
-def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs) -> List[Interval]:
+def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, lost: dict) -> List[Interval]:
     """The windows the outputs name (sessions and sliding windows depend on merges and on the
-    records around them: the engine's outputs say which exist), each once; a window whose latest
-    output is a tombstone was merged away (superseded)."""
-    latest = {}
+    records around them: the engine's outputs say which exist) and the ones the run reports
+    never emitted (``lost``), each once; a window whose latest output is a tombstone was merged
+    away (superseded)."""
+    windows = {}  # (task, shown key, start, end) -> (key, superseded)
     for o in outputs:
         if _windowed(o.key):
-            latest[(o.partition, show(o.key["key"]), o.key["start"], o.key["end"])] = o
+            windows[(o.partition, show(o.key["key"]), o.key["start"], o.key["end"])] = (o.key["key"], o.value is None)
+    for where, key in lost.items():
+        windows.setdefault(where, (key, False))
     out = []
-    for (task, _, start, end), o in sorted(latest.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
-        out.append(Interval(kind, task, o.key["key"], start, end, None if close_offset is None else end + close_offset,
-                            superseded=o.value is None))
+    for where, (key, superseded) in sorted(windows.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
+        task, _, start, end = where
+        out.append(Interval(kind, task, key, start, end, None if close_offset is None else end + close_offset,
+                            superseded=superseded, lost=where in lost))
     return out
 
 
