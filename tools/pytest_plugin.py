@@ -130,12 +130,11 @@ class ScenarioFile(pytest.File):
             return
         item = ScenarioItem.from_parent(self, name=scenario.name, scenario=scenario, problem=None)
         if settings.release is not None:
-            scenario, why_not = at_release(scenario, settings.release)
-            if scenario is None:
+            try:
+                item.scenario = load_scenario(path, settings.release)
+            except KssimError as exc:  # e.g. a topology that release lacks
                 item.add_marker(pytest.mark.skip(reason=f"not valid at Kafka {settings.release} "
-                                                        f"(--kssim-release): {why_not}"))
-            else:
-                item.scenario = scenario
+                                                        f"(--kssim-release): {_within_file(exc)}"))
         yield item
 
 
@@ -148,27 +147,20 @@ def shown_path(path: Path) -> str:
         return str(path)
 
 
+def _within_file(exc) -> str:
+    """An error's text without the file's path (the report names the file already)."""
+    from reference.model.errors import ScenarioError
+
+    if isinstance(exc, ScenarioError):
+        return f"{exc.where}: {exc.message}" if exc.where else exc.message
+    return str(exc)
+
+
 def _invalid(path, exc) -> str:
     """``kssim check``'s INVALID line (a ScenarioError's text starts with the file's path)."""
     from reference.model.errors import ScenarioError
 
     return f"INVALID {exc}" if isinstance(exc, ScenarioError) else f"INVALID {path}: {exc}"
-
-
-def at_release(scenario, release: str):
-    """``(scenario at Kafka release, None)``, or ``(None, why)`` when its topology does not exist
-    there. The loader's only release-dependent step is the topology check, so re-running it on
-    the loaded scenario is the same as loading the file with ``semantics: release``."""
-    from reference.model.errors import TopologyError
-    from reference.model.profiles import profile_for
-    from reference.model.topology import check_topology
-
-    profile = profile_for(release)
-    try:
-        check_topology(scenario.topology, profile, scenario.config.store)
-    except TopologyError as exc:
-        return None, str(exc)
-    return attrs.evolve(scenario, profile=profile, semantics=release), None
 
 
 class ScenarioFailed(Exception):

@@ -348,8 +348,14 @@ def scenario_from_dict(doc, path=None, inputs_required=True) -> Scenario:
     return _Loader(path, inputs_required).load(doc)
 
 
-def load_scenario(path) -> Scenario:
-    return scenario_from_dict(read_document(path), path=os.fspath(path))
+def load_scenario(path, release: Optional[str] = None) -> Scenario:
+    """The scenario of file ``path``; with ``release``, read as if its ``semantics`` named that
+    Kafka release (``kssim timeline --release``, the pytest plugin's ``--kssim-release``), with
+    every check of that release (a topology the release lacks is a ScenarioError/TopologyError)."""
+    doc = read_document(path)
+    if release is not None and isinstance(doc, dict):
+        doc = {**doc, "semantics": release}
+    return scenario_from_dict(doc, path=os.fspath(path))
 
 
 def load_topology_file(path) -> Scenario:

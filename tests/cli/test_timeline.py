@@ -10,7 +10,6 @@ from kssim_testing import ROOT
 from reference.model.codes import DropReason
 from reference.model.scenario import find_scenario_files, load_scenario
 from tools.cli import main
-from tools.timeline.command import load_at_release
 from tools.timeline.draw import _thin, figure, render
 from tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline, task_stream_times
 
@@ -191,7 +190,7 @@ def test_release_override(tmp_path, capsys):
     path = os.path.join(ROOT, "scenarios", "cookbook", "01-eager-left-null-3.0.yaml")
     code, _, _ = run(capsys, path, "--release", "3.1", "-o", svg)
     assert code == 0 and "Kafka 3.1" in svg.read_text(encoding="utf-8")
-    assert load_at_release(path, "3.1").release == "3.1" and load_at_release(path).release == "3.0"
+    assert load_scenario(path, "3.1").release == "3.1" and load_scenario(path).release == "3.0"
 
 
 @pytest.mark.parametrize("case", ["extension", "input", "folder", "invalid", "directory", "release"])

@@ -7,7 +7,7 @@ from typing import Optional
 
 from reference.model.errors import KssimError
 from reference.model.record_files import OutputPathError, atomic_path, check_output_path
-from reference.model.scenario import load_scenario, read_document, scenario_from_dict
+from reference.model.scenario import load_scenario
 
 #: what ``-o`` may end with: the drawing's formats
 SUFFIXES = (".png", ".svg", ".html")
@@ -17,17 +17,6 @@ def default_output(file) -> str:
     """``<file name without extension>.timeline.png`` in the current folder (the scenario's own
     folder may be read-only, e.g. a shared conformance suite)."""
     return os.path.splitext(os.path.basename(os.fspath(file)))[0] + ".timeline.png"
-
-
-def load_at_release(file, release: Optional[str] = None):
-    """The scenario of ``file``; with ``release``, read as if its ``semantics`` said that release
-    (checked the same way: a topology the release lacks is refused)."""
-    if release is None:
-        return load_scenario(file)
-    doc = read_document(file)
-    if isinstance(doc, dict):
-        doc = {**doc, "semantics": release}
-    return scenario_from_dict(doc, path=os.fspath(file))
 
 
 def write_timeline(file, output=None, release: Optional[str] = None, dpi: int = 110) -> str:
@@ -46,7 +35,7 @@ def write_timeline(file, output=None, release: Optional[str] = None, dpi: int = 
     except OutputPathError as exc:  # its text speaks of captures (kssim replay's inputs)
         raise OutputPathError(str(exc).replace("refusing to overwrite a capture", "refusing to overwrite the scenario")) \
             from None
-    data = render(build_timeline(load_at_release(file, release)), fmt, dpi=dpi)
+    data = render(build_timeline(load_scenario(file, release)), fmt, dpi=dpi)
     with atomic_path(output) as temp:
         with open(temp, "wb") as handle:
             handle.write(data)
