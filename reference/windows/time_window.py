@@ -43,6 +43,7 @@ from reference.model.aggregations import AggregatorNullValue, aggregation_of
 from reference.model.codes import DropReason, FailureCode
 from reference.model.keys import key_identity
 from reference.model.profiles import time_window_settings
+from reference.model.windows import window_starts
 from reference.runtime.explain import Why, show
 from reference.stores.time_window_store import IN_MEMORY, LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, ROCKSDB, \
     TIME_ORDERED, TimeWindowStore
@@ -57,23 +58,6 @@ def build(spec, profile, config, instance_state):
     return TimeWindowAggregate(spec.window, aggregation_of(spec.aggregation, spec.merge_separator), profile,
                                config.store, retention_ms=spec.retention_ms, send_old_values=spec.send_old_values,
                                emit_final=spec.emit == "on_window_close")
-
-
-def window_starts(ts: int, size: int, advance: int, fixed: bool = True) -> range:
-    """``TimeWindows#windowsFor``: the starts of the windows ``ts`` belongs to, ascending (empty
-    for a negative ``ts``). Cost: O(size / advance).
-
-    ``fixed=False`` is 0.10.0's [time_windows_for_fixed, 0.10.1, KAFKA-3784]: the first start is
-    ``max(0, ts - ts % advance - (size - 1) // advance * advance)``, one window too early (a window
-    that does not contain ``ts``) when the size is no multiple of the advance."""
-    if ts < 0:
-        return range(0)
-    if fixed:
-        first = ts - size + advance
-        first = (first // advance) * advance if first > 0 else 0
-    else:
-        first = max(0, ts - ts % advance - (size - 1) // advance * advance)
-    return range(first, ts + 1, advance)
 
 
 def java_hashmap_order(starts) -> list:

@@ -252,3 +252,25 @@ def test_two_hundred_records_render(tmp_path):
     svg = render(timeline, "svg").decode("utf-8")
     # labels thinned: far fewer record labels than records
     assert 20 < sum(svg.count(f"<!-- {m.label} -->") for m in timeline.inputs) < 200
+
+
+def _window_timeline(semantics, inputs, size=10, advance=5, grace=0):
+    from reference.model.scenario import scenario_from_dict
+
+    return build_timeline(scenario_from_dict({
+        "format": "kssim-scenario/1", "name": "windows", "semantics": semantics,
+        "topology": {"operator": "window_aggregate", "size_ms": size, "advance_ms": advance, "grace_ms": grace,
+                     "aggregation": "count"},
+        "inputs": [{"topic": "input", "key": k, "value": "v", "ts": ts} for k, ts in inputs]}))
+
+
+def test_windows_of_keys_that_print_alike_stay_apart():
+    # "1" and 1 are different keys (different serialized bytes): each has its own windows
+    tl = _window_timeline("3.9", [("1", 12), (1, 12)])
+    assert sorted((repr(iv.key), iv.start) for iv in tl.intervals) == [("'1'", 5), ("'1'", 10), ("1", 5), ("1", 10)]
+
+
+def test_windows_follow_the_release_s_windows_for():
+    # 0.10.0's windowsFor starts one advance early when the size is no multiple of it (KAFKA-3784)
+    assert [iv.start for iv in _window_timeline("0.10.2", [("k", 12)], size=7, advance=5, grace=None).intervals] == [10]
+    assert [iv.start for iv in _window_timeline("0.10.0", [("k", 12)], size=7, advance=5, grace=None).intervals] == [5, 10]

@@ -11,7 +11,8 @@ from reference.model.scenario import RunConfig
 from reference.model.topology import TimeWindowSpec, WindowAggregateSpec, check_topology
 from reference.runtime.engine import run_records
 from reference.stores.time_window_store import IN_MEMORY, ROCKSDB, TIME_ORDERED, TimeWindowStore
-from reference.windows.time_window import java_hashmap_order, window_starts
+from reference.model.windows import window_starts
+from reference.windows.time_window import java_hashmap_order
 
 from kssim_testing import scenario
 

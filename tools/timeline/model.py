@@ -24,7 +24,9 @@ import attrs
 from reference.model.codes import DropReason
 from reference.model.engines import processing_order, run_scenarios
 from reference.model.profiles import join_window_stores, session_window_settings, time_window_settings
+from reference.model.keys import key_text
 from reference.model.render import show
+from reference.model.windows import window_starts
 from reference.model.scenario import OUTPUT_TOPIC
 from reference.model.topology import OPERATOR_INPUT_TOPICS
 
@@ -258,7 +260,7 @@ def task_stream_times(scenario, order: Sequence[int]) -> Iterable[StreamTimeStep
 # --- intervals --------------------------------------------------------------------------------------
 
 def lost_windows(scenario, drops) -> Dict[Tuple[int, str, int, int], object]:
-    """``(task, shown key, start, end) -> key`` of every window the run reports never emitted
+    """``(task, key_text, start, end) -> key`` of every window the run reports never emitted
     (an ``unemitted_window`` drop's explanation names its window; the task is the one of the
     input whose processing expired it)."""
     lost = {}
@@ -266,7 +268,7 @@ def lost_windows(scenario, drops) -> Dict[Tuple[int, str, int, int], object]:
         window = getattr(d.why, "window", ()) if d.reason is DropReason.UNEMITTED_WINDOW else ()
         if window:
             key, start, end = window
-            lost[(scenario.inputs[d.input_index].partition, show(key), start, end)] = key
+            lost[(scenario.inputs[d.input_index].partition, key_text(key), start, end)] = key
     return lost
 
 
@@ -285,7 +287,8 @@ def intervals_of(scenario, outputs, dropped: set, lost: Optional[dict] = None) -
         window = spec.window
         grace = time_window_settings(profile, window.size_ms, window.grace_ms,
                                      getattr(spec, "retention_ms", None)).grace_ms
-        return _time_windows(window.size_ms, window.advance_ms, grace, scenario.inputs, outputs, lost)
+        return _time_windows(window.size_ms, window.advance_ms, grace, profile.time_windows_for_fixed,
+                             scenario.inputs, outputs, lost)
     if operator == "session_aggregate":
         settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
         return _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, outputs, lost)
@@ -311,26 +314,25 @@ def _join_windows(spec, profile, inputs, dropped: set) -> List[Interval]:
     return out
 
 
-def _time_windows(size: int, advance: int, grace: Optional[int], inputs, outputs, lost: dict) -> List[Interval]:
-    """Every time window a record with a key falls in (``TimeWindows#windowsFor``: starts aligned
-    to ``advance``, none below 0), per task and key, and every window an output names: a window
-    whose result was never emitted (``suppress`` that never fires) is drawn too."""
+def _time_windows(size: int, advance: int, grace: Optional[int], windows_for_fixed: bool, inputs, outputs,
+                  lost: dict) -> List[Interval]:
+    """Every time window a record with a key falls in (``TimeWindows#windowsFor`` as the release
+    has it), per task and key (by its serialized identity), and every window an output names: a
+    window whose result was never emitted (``suppress`` that never fires) is drawn too."""
     found = {}
     for r in inputs:
-        if r.key is None or r.ts < 0:
+        if r.key is None:
             continue
-        start = max(0, r.ts - size + advance) // advance * advance
-        while start <= r.ts:
-            found.setdefault((r.partition, show(r.key), start), (r.key, start + size))
-            start += advance
+        for start in window_starts(r.ts, size, advance, windows_for_fixed):
+            found.setdefault((r.partition, key_text(r.key), start), (r.key, start + size))
     for o in outputs:
         if _windowed(o.key):
-            found.setdefault((o.partition, show(o.key["key"]), o.key["start"]), (o.key["key"], o.key["end"]))
-    for (task, shown, start, end), key in lost.items():
-        found.setdefault((task, shown, start), (key, end))
+            found.setdefault((o.partition, key_text(o.key["key"]), o.key["start"]), (o.key["key"], o.key["end"]))
+    for (task, identity, start, end), key in lost.items():
+        found.setdefault((task, identity, start), (key, end))
     return [Interval(IntervalKind.TIME_WINDOW, task, key, start, end, None if grace is None else end + grace,
-                     lost=(task, shown, start, end) in lost)
-            for (task, shown, start), (key, end) in sorted(found.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))]
+                     lost=(task, identity, start, end) in lost)
+            for (task, identity, start), (key, end) in sorted(found.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))]
 
 
 def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, lost: dict) -> List[Interval]:
@@ -338,10 +340,10 @@ def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, 
     records around them: the engine's outputs say which exist) and the ones the run reports
     never emitted (``lost``), each once; a window whose latest output is a tombstone was merged
     away (superseded)."""
-    windows = {}  # (task, shown key, start, end) -> (key, superseded)
+    windows = {}  # (task, key_text, start, end) -> (key, superseded)
     for o in outputs:
         if _windowed(o.key):
-            windows[(o.partition, show(o.key["key"]), o.key["start"], o.key["end"])] = (o.key["key"], o.value is None)
+            windows[(o.partition, key_text(o.key["key"]), o.key["start"], o.key["end"])] = (o.key["key"], o.value is None)
     for where, key in lost.items():
         windows.setdefault(where, (key, False))
     out = []
