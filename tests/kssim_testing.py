@@ -115,14 +115,13 @@ SHUFFLE_PARTITION_COUNTS = ("1", "4", "37")
 def results_per_shuffle_partitioning(spark, scenarios, counts=SHUFFLE_PARTITION_COUNTS) -> dict:
     """``{count: [result_bytes per scenario]}``: the Spark batch of ``scenarios`` run once per
     ``spark.sql.shuffle.partitions`` value in ``counts`` (the session's setting restored after)."""
-    from spark_backend.runtime.runner import run_scenarios
 
     before = spark.conf.get("spark.sql.shuffle.partitions")
     runs = {}
     try:
         for partitions in counts:
             spark.conf.set("spark.sql.shuffle.partitions", partitions)
-            runs[partitions] = [result_bytes(r) for r in run_scenarios(scenarios, spark)]
+            runs[partitions] = [result_bytes(r) for r in run_on("spark", scenarios)]
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
     return runs

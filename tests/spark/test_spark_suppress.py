@@ -14,7 +14,7 @@ import os
 import random
 
 import pytest
-from kssim_testing import BUNDLED, assert_conforms, load_all, result_bytes, run_on, scenario
+from kssim_testing import BUNDLED, assert_conforms, load_all, result_bytes, results_per_shuffle_partitioning, run_on, scenario
 
 from reference.model.codes import FailureCode
 from reference.model.errors import KssimError
@@ -299,13 +299,5 @@ def test_byte_identical_for_shuffle_partitions_1_and_7(spark, generated):  # noq
     spread = [d for d in docs if d.get("config", {}).get("order") == "timestamp_sync"
               or max(d.get("config", {}).get("partitions", {"_": 1}).values()) > 1]
     assert len(docs) >= 40 and len(spread) >= 10
-    scenarios = [scenario_from_dict(d) for d in docs]
-    before = spark.conf.get("spark.sql.shuffle.partitions")
-    runs = {}
-    try:
-        for partitions in ("1", "7"):
-            spark.conf.set("spark.sql.shuffle.partitions", partitions)
-            runs[partitions] = [result_bytes(r) for r in run_on("spark", scenarios, catch=KssimError)]
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", before)
+    runs = results_per_shuffle_partitioning(spark, [scenario_from_dict(d) for d in docs], counts=("1", "7"))
     assert runs["1"] == runs["7"]
