@@ -85,6 +85,12 @@ class DropReason(_CodedEnum):
     #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")
+    #: A graph's filter (or a flat_map_values to null) stops the record: processed, nothing forwarded.
+    FILTERED = ("filtered", "KStreamFilter / KTableFilter predicate false, KStreamFlatMapValues empty: no log, "
+                "no metric", "stopped by a filter (or mapped to no record): nothing forwarded from that node")
+    #: A KTable#groupBy mapped pair with a null key or value (KTableRepartitionMap) is not sent.
+    NULL_GROUP_KEY = ("null_group_key", "KTableRepartitionMap / KTableAggregate: 'Skipping record due to null "
+                      "key' + dropped-records metric", "the group-by mapper gave a null key or value: not aggregated")
 
 
 class FailureCode(_CodedEnum):

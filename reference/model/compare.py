@@ -62,7 +62,10 @@ def compare_outputs(scenario, outputs) -> Optional[Mismatch]:
     if scenario.expected is None:
         return None
     checkpoints = scenario.effective_checkpoints()
-    actual = [o for o in outputs if o.topic == "output"]
+    from reference.model.topology import output_topics
+
+    sinks = output_topics(scenario.topology)
+    actual = [o for o in outputs if o.topic in sinks]
     if checkpoints:
         last = checkpoints[-1]
         actual = [o for o in actual if o.input_index <= last]
@@ -86,10 +89,17 @@ def _window_sort_key(rec):
 
 
 def _by_partition(records):
+    """Records per (topic, partition): the order that exists (records of different topics or
+    partitions are not ordered against each other)."""
     parts = {}
     for r in records:
-        parts.setdefault(r.partition, []).append(r)
+        parts.setdefault((r.topic, r.partition), []).append(r)
     return parts
+
+
+def _place(topic_partition) -> str:
+    topic, partition = topic_partition
+    return f"partition {partition}" if topic == "output" else f"topic {topic} partition {partition}"
 
 
 def _same(exp, act) -> bool:
@@ -120,27 +130,28 @@ def compare_records(expected, actual, checkpoints) -> Optional[Mismatch]:
     ``actual`` output records, or None. ``checkpoints``: the inputs after which the expected
     records were read (an expected record's ``after_input`` bounds when it may be emitted)."""
     exp_parts, act_parts = _by_partition(expected), _by_partition(actual)
-    for partition in sorted(set(exp_parts) | set(act_parts)):
-        exp, act = exp_parts.get(partition, []), act_parts.get(partition, [])
+    for place in sorted(set(exp_parts) | set(act_parts)):
+        exp, act = exp_parts.get(place, []), act_parts.get(place, [])
+        partition, where = place[1], _place(place)
         for i in range(max(len(exp), len(act))):
             e = exp[i] if i < len(exp) else None
             a = act[i] if i < len(act) else None
             if e is None:
-                return Mismatch(f"partition {partition}, record #{i}: unexpected extra output {fmt_record(a)}",
+                return Mismatch(f"{where}, record #{i}: unexpected extra output {fmt_record(a)}",
                                 partition, i, a.input_index, tuple(["actual:"] + _neighbours(act, i)))
             if a is None:
-                return Mismatch(f"partition {partition}, record #{i}: missing output {fmt_record(e)}",
+                return Mismatch(f"{where}, record #{i}: missing output {fmt_record(e)}",
                                 partition, i, e.after_input, tuple(["expected:"] + _neighbours(exp, i)))
             if not _same(e, a):
                 ctx = ["expected:"] + _neighbours(exp, i) + ["actual:"] + _neighbours(act, i)
-                return Mismatch(f"partition {partition}, record #{i}: expected {fmt_record(e)}, got {fmt_record(a)}",
+                return Mismatch(f"{where}, record #{i}: expected {fmt_record(e)}, got {fmt_record(a)}",
                                 partition, i, a.input_index, tuple(ctx))
             if e.after_input is not None:
                 lo, hi = _window_of(e.after_input, checkpoints)
                 if not lo < a.input_index <= hi:
                     ctx = ["expected:"] + _neighbours(exp, i) + ["actual:"] + _neighbours(act, i)
                     return Mismatch(
-                        f"partition {partition}, record #{i}: {fmt_record(a, False)} was emitted while processing input "
+                        f"{where}, record #{i}: {fmt_record(a, False)} was emitted while processing input "
                         f"{a.input_index}, but must be emitted after input {lo} and no later than input {hi}",
                         partition, i, a.input_index, tuple(ctx))
     return None

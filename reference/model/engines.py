@@ -115,9 +115,9 @@ def processing_order(scenario) -> tuple:
     bootstrap): what ``kssim timeline`` draws stream time along. A run that fails stops at its
     failing input; the order given here does not."""
     module = importlib.import_module(ENGINE_MODULES["reference"])
-    from reference.model.topology import OPERATOR_INPUT_TOPICS
+    from reference.model.topology import input_topics
 
-    topics = OPERATOR_INPUT_TOPICS[scenario.topology.operator]
+    topics = input_topics(scenario.topology)
     return tuple(rec.index for rec in module.processing_order(scenario.inputs, scenario.config, scenario.profile, topics))
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import struct
+from contextlib import contextmanager
 
 _LONG = struct.Struct(">q")
 _DOUBLE = struct.Struct(">d")
@@ -63,8 +64,29 @@ def partition_for(key, partitions: int) -> int:
     return (murmur2(serialized_key(key)) & 0x7FFFFFFF) % partitions
 
 
+#: which serde writes keys: format 1's per-type serdes, or the one JSON serde of topology graphs
+_JSON_SERDE = [False]
+
+
+@contextmanager
+def json_key_serde():
+    """Within it, :func:`serialized_key` writes keys as graphs' JSON serde does (Jackson's compact
+    JSON, :func:`reference.model.graph.expressions.serialize`): a graph's task runs in it, so its
+    stores order keys by those bytes. The reference engine is single-threaded; this is its state."""
+    previous = _JSON_SERDE[0]
+    _JSON_SERDE[0] = True
+    try:
+        yield
+    finally:
+        _JSON_SERDE[0] = previous
+
+
 def serialized_key(key) -> bytes:
     """The bytes the key serde writes for a non-null key (see the module docstring)."""
+    if _JSON_SERDE[0]:
+        from reference.model.graph.expressions import serialize
+
+        return serialize(key)
     kind = type(key)
     if kind is str:
         return key.encode("utf-8", "replace")

@@ -26,8 +26,9 @@ from reference.model.documents import read_document
 from reference.model.errors import KssimError, ScenarioError, TopologyError
 from reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
 from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, OPERATOR_INPUT_TOPICS, ExtractorError, aggregated_value_problem, check_topology,
-                                      extract_key, key_extractor_of, parse_topology)
+from reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, ExtractorError, aggregated_value_problem,
+                                      check_topology, extract_key, input_topics, key_extractor_of, output_topics,
+                                      parse_topology)
 
 FORMAT = "kssim-scenario/1"
 ORDERS = ("as_listed", "timestamp_sync")
@@ -39,7 +40,7 @@ JAVA_INT_MAX = 2 ** 31 - 1
 _TOP_FIELDS = ("format", "name", "description", "source", "semantics", "topology", "config", "inputs",
                "expected", "checkpoints", "compare", "expected_failure")
 _CONFIG_FIELDS = ("order", "store", "partitions", "emit_interval_ms", "delivery", "seed", "schedule",
-                  "global_table")
+                  "global_table", "caching")
 #: how records written to internal topics (an FK join's subscription and response topics) reach
 #: their tasks: ``synchronous``, TopologyTestDriver's order (after each input, internal records
 #: are processed in production order before the next input); ``interleaved``, per-partition FIFO
@@ -65,6 +66,8 @@ class RunConfig:
     seed: Optional[int] = None
     schedule: Optional[tuple] = None
     global_table: str = "as_listed"
+    #: record caches on (``statestore.cache.max.bytes`` 10 MB) or off (0, format 1's assumption)
+    caching: bool = False
 
     def partition_count(self, topic: str) -> int:
         return self.partitions.get(topic, 1)
@@ -157,13 +160,14 @@ class _Loader:
         if topology is None:
             raise self.fail("topology", "missing required field")
         self.topology = topology
-        config = self.config(doc.get("config", {}), topology.operator)
+        self.output_topics = output_topics(topology)
+        config = self.config(doc.get("config", {}), topology)
         try:
             check_topology(topology, profile, config.store)
         except TopologyError as exc:
             raise self.fail(exc.field, exc.message) from None
-        inputs = self.inputs(doc.get("inputs"), topology.operator, config)
-        expected = self.expected(doc["expected"], config) if "expected" in doc else None
+        inputs = self.inputs(doc.get("inputs"), topology, config)
+        expected = self.expected(doc["expected"], config, output_topics(topology)) if "expected" in doc else None
         checkpoints = self.checkpoints(doc["checkpoints"], len(inputs)) if "checkpoints" in doc else None
         compare = doc.get("compare", "exact")
         if compare not in COMPARE_MODES:
@@ -181,7 +185,8 @@ class _Loader:
             annotations={k: v for k, v in doc.items() if k.startswith("x-")},
         )
 
-    def config(self, obj, operator) -> RunConfig:
+    def config(self, obj, topology) -> RunConfig:
+        operator = topology.operator
         if not isinstance(obj, dict):
             raise self.fail("config", "must be an object")
         for name in obj:
@@ -196,7 +201,9 @@ class _Loader:
         partitions = obj.get("partitions", {})
         if not isinstance(partitions, dict):
             raise self.fail("config.partitions", "must be an object mapping topic to partition count")
-        topics = OPERATOR_INPUT_TOPICS[operator]
+        topics = input_topics(topology)
+        if operator == "graph":
+            self.check_graph_config(obj)
         for topic, count in partitions.items():
             if topic not in topics:
                 raise self.fail(f"config.partitions.{topic}", f"not an input topic of {operator} (its topics: {', '.join(topics)})")
@@ -231,11 +238,24 @@ class _Loader:
         global_table = obj.get("global_table", "as_listed")
         if global_table not in GLOBAL_TABLE_ORDERS:
             raise self.fail("config.global_table", f"must be one of {', '.join(GLOBAL_TABLE_ORDERS)}, got {global_table!r}")
-        if global_table != "as_listed" and operator != "global_table_join":
+        if global_table != "as_listed" and operator not in ("global_table_join", "graph"):
             raise self.fail("config.global_table", f"only a global_table_join reads a GlobalKTable (operator {operator})")
+        caching = obj.get("caching", False)
+        if not isinstance(caching, bool):
+            raise self.fail("config.caching", f"must be true or false, got {caching!r}")
         return RunConfig(order=order, store=store, partitions=dict(partitions), emit_interval_ms=interval,
                          delivery=delivery, seed=seed, schedule=None if schedule is None else tuple(schedule),
-                         global_table=global_table)
+                         global_table=global_table, caching=caching)
+
+    def check_graph_config(self, obj):
+        """A graph runs as TopologyTestDriver runs it: one partition per topic, records as listed."""
+        if obj.get("order", "as_listed") != "as_listed":
+            raise self.fail("config.order", "a topology graph is processed as listed (TopologyTestDriver's order); "
+                                            "timestamp_sync is for format-1 operators")
+        for name in ("partitions", "delivery", "seed", "schedule", "global_table"):
+            if name in obj:
+                raise self.fail(f"config.{name}", "not available for topology graphs (one partition per topic, "
+                                                  "synchronous delivery)")
 
     def record_fields(self, obj, where, allowed, config, topics):
         if not isinstance(obj, dict):
@@ -258,18 +278,18 @@ class _Loader:
         partition = obj.get("partition", 0)
         if not _is_int(partition) or partition < 0:
             raise self.fail(f"{where}.partition", f"must be a non-negative integer, got {partition!r}")
-        count = config.task_count if topic == OUTPUT_TOPIC else config.partition_count(topic)
+        count = config.task_count if topic in self.output_topics else config.partition_count(topic)
         if partition >= count:
             # task N writes partition N of the output topic
             raise self.fail(f"{where}.partition", f"partition {partition} does not exist: topic {topic!r} has {count} partition(s) (config.partitions)")
         return topic, partition, ts
 
-    def inputs(self, items, operator, config) -> tuple:
+    def inputs(self, items, topology, config) -> tuple:
         if items is None and not self.inputs_required:
             return ()
         if not isinstance(items, list):
             raise self.fail("inputs", "missing, or not a list of records")
-        topics = OPERATOR_INPUT_TOPICS[operator]
+        topics = input_topics(topology)
         out = []
         for i, obj in enumerate(items):
             where = f"inputs[{i}]"
@@ -302,17 +322,17 @@ class _Loader:
         if problem is not None:
             raise self.fail(f"{where}.value", problem)
 
-    def expected(self, items, config) -> tuple:
+    def expected(self, items, config, topics) -> tuple:
         if not isinstance(items, list):
             raise self.fail("expected", "must be a list of records")
         out = []
         for i, obj in enumerate(items):
             where = f"expected[{i}]"
-            _, partition, ts = self.record_fields(obj, where, _EXPECTED_FIELDS, config, (OUTPUT_TOPIC,))
+            topic, partition, ts = self.record_fields(obj, where, _EXPECTED_FIELDS, config, topics)
             after = obj.get("after_input")
             if after is not None and (not _is_int(after) or after < 0):
                 raise self.fail(f"{where}.after_input", f"must be a non-negative input index, got {after!r}")
-            out.append(ExpectedRecord(topic=OUTPUT_TOPIC, key=obj["key"], value=obj["value"], ts=ts, partition=partition,
+            out.append(ExpectedRecord(topic=topic, key=obj["key"], value=obj["value"], ts=ts, partition=partition,
                                       after_input=after, old_value=obj.get("old_value", NO_OLD_VALUE)))
         return tuple(out)
 

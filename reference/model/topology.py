@@ -334,6 +334,20 @@ OPERATOR_INPUT_TOPICS = {
 }
 
 
+def input_topics(topology) -> tuple:
+    """The topics a topology reads: a graph's source topics, or a format-1 operator's."""
+    if topology.operator == "graph":
+        return topology.source_topics
+    return OPERATOR_INPUT_TOPICS[topology.operator]
+
+
+def output_topics(topology) -> tuple:
+    """The topics a topology writes: a graph's sink topics, or format 1's one ``output``."""
+    if topology.operator == "graph":
+        return topology.sink_topics
+    return ("output",)
+
+
 #: the range of a Java ``long``: Kafka's timestamps and durations in milliseconds
 JAVA_LONG_MIN, JAVA_LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -413,6 +427,10 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     r = _Reader(obj, where, fail)
     if not isinstance(obj, dict):
         raise fail(where, "must be an object")
+    if "graph" in obj and "operator" not in obj:
+        from reference.model.graph.nodes import parse_graph
+
+        return parse_graph(obj, fail, where)
     operator = r.get("operator", str, choices=tuple(OPERATOR_FIELDS))
     if "suppress" in obj and operator in STREAM_RESULT_OPERATORS:
         raise fail(r.path("suppress"), f"suppress exists only on a KTable (KTable#suppress); a {operator} "
@@ -531,7 +549,13 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
     """Reject what Kafka Streams' API (of the modelled release) rejects, as TopologyError.
 
     ``store`` ("rocksdb"/"in_memory", the scenario's ``config.store``) is checked where the release
-    could not build the join on it."""
+    could not build the join on it. A graph is compiled (:func:`reference.model.graph.plan.compile_graph`),
+    which checks every node."""
+    if spec.operator == "graph":
+        from reference.model.graph.plan import compile_graph
+
+        compile_graph(spec, profile, store or "rocksdb")
+        return
     if isinstance(spec, StreamStreamJoinSpec):
         _check_join_windows(spec, profile)
         if store == "in_memory" and not profile.stream_joined_store_suppliers:

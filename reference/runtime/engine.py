@@ -43,7 +43,7 @@ from reference.model.keys import partition_for
 from reference.runtime.operators import builder_for
 from reference.model.records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord, RunResult
 from reference.model.scenario import OUTPUT_TOPIC, RunConfig, Scenario
-from reference.model.topology import OPERATOR_INPUT_TOPICS, check_topology
+from reference.model.topology import check_topology, input_topics
 
 
 _new_tuple = tuple.__new__
@@ -110,16 +110,19 @@ class Engine:
         self.topology = topology
         self.profile = profile
         self.config = config
-        self.topics = OPERATOR_INPUT_TOPICS[topology.operator]
+        self.topics = input_topics(topology)
         build = builder_for(topology.operator)
         check_topology(topology, profile, config.store)  # specs built in code skip the loader
         instance_state: dict = {}
         self.tasks = []
         self.contexts = []
         self.internal: deque = deque()
+        context_class = TaskContext
+        if topology.operator == "graph":
+            from reference.graph.engine import GraphContext as context_class
         for task_id in range(config.task_count):
             self.tasks.append(build(topology, profile, config, instance_state))
-            self.contexts.append(TaskContext(task_id, config, explain, collect_drops, self.internal, on_drop))
+            self.contexts.append(context_class(task_id, config, explain, collect_drops, self.internal, on_drop))
         self.failure: Optional[KafkaWouldFail] = None
 
     def process(self, record: InputRecord) -> List[OutputRecord]:

@@ -29,6 +29,7 @@ _MODULES = {
     "window_aggregate": "reference.windows.time_window",
     "sliding_aggregate": "reference.windows.sliding",
     "windowed_table_join": "reference.windows.windowed_table_join",
+    "graph": "reference.graph.engine",
 }
 
 

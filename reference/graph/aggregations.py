@@ -1,0 +1,132 @@
+"""Aggregation processors: ``count``/``reduce``/``aggregate`` of a grouped stream
+(``KStreamAggregate``, ``KStreamReduce``), of a grouped table (``KTableAggregate``,
+``KTableReduce``: adder and subtractor), and of a windowed stream (the format-1 operators of
+:mod:`reference.windows`, whose results are forwarded as changes).
+
+Rules:
+
+- Grouped stream: a record with a null key or a null value is skipped (the aggregator never sees
+  a null value). The aggregate is the stored one, or the initializer's value (a reduce takes the
+  first value as it is); the result is stored and forwarded as ``Change(new, old)`` (old only when
+  old values are sent) at ``max(record ts, stored ts)``.
+- Grouped table: a null key is skipped. The subtractor is applied to the old value when both it
+  and a stored aggregate exist, then the adder to the new value (on the initializer's value when
+  no aggregate is left); the result is stored and forwarded at the record's ts, or at
+  ``max(record ts, stored ts)`` once an aggregate existed. An aggregate is never deleted by a
+  subtract (a count goes down to 0 and stays).
+
+Stores: :class:`reference.stores.kv_store.KeyValueStore`, keyed by key identity. Cost per record:
+O(1) plus the aggregator's.
+"""
+from __future__ import annotations
+
+from reference.graph.stream_nodes import Change, Processor
+from reference.graph.table_nodes import ForwardingContext, identity_of
+from reference.model.codes import DropReason
+from reference.runtime.explain import Why, show
+from reference.stores.kv_store import KeyValueStore
+
+
+class StreamAggregate(Processor):
+    """``KStreamAggregate`` / ``KStreamReduce`` of one task (a reduce is an aggregation without
+    initializer, :class:`reference.model.aggregations.Aggregation`)."""
+
+    __slots__ = ("aggregation", "send_old", "store", "rows")
+
+    def __init__(self, name, ctx, aggregation, send_old: bool):
+        super().__init__(name, ctx)
+        self.aggregation = aggregation
+        self.send_old = send_old
+        self.store = KeyValueStore()
+        self.rows = self.store.rows
+
+    def process(self, key, value, ts, why=None):
+        if key is None or value is None:
+            reason = DropReason.NULL_KEY if key is None else DropReason.NULL_VALUE
+            self.drop(reason, f"{show(key)}:{show(value)}@{ts} has a null {'key' if key is None else 'value'}: "
+                              "skipped by the aggregation ('Skipping record due to null key or value')",
+                      "KStreamAggregate")
+            return
+        key_id = identity_of(key)
+        row = self.rows.get(key_id)
+        aggregation = self.aggregation
+        if row is None:
+            old = None
+            new = aggregation.add(key, value, aggregation.initial())
+            new_ts = ts
+        else:
+            old = row[0]
+            new = aggregation.add(key, value, old)
+            new_ts = ts if ts > row[1] else row[1]
+        self.store.put(key_id, new, new_ts, self.ctx.input_index)
+        if self.ctx.explain:
+            why = self.hop(why, "aggregate", f"{aggregation.name} of {show(key)}: {show(old)} + {show(value)} = "
+                                             f"{show(new)} at ts {new_ts}")
+        self.forward(key, Change(new, old if self.send_old else None), new_ts, why)
+
+    def get(self, key, key_id):
+        return self.rows.get(key_id)
+
+
+class TableAggregate(Processor):
+    """``KTableAggregate`` / ``KTableReduce`` of one task: adder and subtractor."""
+
+    __slots__ = ("aggregation", "subtract", "send_old", "store", "rows")
+
+    def __init__(self, name, ctx, aggregation, subtract, send_old: bool):
+        super().__init__(name, ctx)
+        self.aggregation = aggregation
+        self.subtract = subtract  # (aggregate, value) -> aggregate
+        self.send_old = send_old
+        self.store = KeyValueStore()
+        self.rows = self.store.rows
+
+    def process(self, key, change, ts, why=None):
+        if key is None:
+            self.drop(DropReason.NULL_KEY, f"null:{show(change.new)}@{ts} has a null key: skipped by the "
+                                           "aggregation ('Skipping record due to null key')", "KTableAggregate")
+            return
+        key_id = identity_of(key)
+        row = self.rows.get(key_id)
+        old = None if row is None else row[0]
+        new_ts = ts if row is None or ts > row[1] else row[1]
+        steps = []
+        agg = old
+        if change.old is not None and old is not None:
+            agg = self.subtract(old, change.old)
+            steps.append(f"- {show(change.old)}")
+        if change.new is not None:
+            aggregation = self.aggregation
+            agg = aggregation.add(key, change.new, aggregation.initial() if agg is None else agg)
+            steps.append(f"+ {show(change.new)}")
+        self.store.put(key_id, agg, new_ts, self.ctx.input_index)
+        if self.ctx.explain:
+            why = self.hop(why, "aggregate", f"{self.aggregation.name} of {show(key)}: {show(old)} "
+                                             f"{' '.join(steps)} = {show(agg)} at ts {new_ts}")
+        self.forward(key, Change(agg, old if self.send_old else None), new_ts, why)
+
+    def get(self, key, key_id):
+        return self.rows.get(key_id)
+
+
+class WindowedAggregate(Processor):
+    """A windowed aggregation: the format-1 operator (time, sliding or session windows, emit on
+    update or on window close) fed the records, its results forwarded as changes of a table with
+    windowed keys ``{"key", "start", "end"}``."""
+
+    __slots__ = ("operator", "forwarding")
+
+    def __init__(self, name, ctx, operator):
+        super().__init__(name, ctx)
+        self.operator = operator
+        self.forwarding = ForwardingContext(ctx, self)
+
+    def process(self, key, value, ts, why=None):
+        self.operator.process("input", key, value, ts, self.forwarding)
+
+    def get(self, key, key_id):
+        raise NotImplementedError("a windowed table is not read through a value getter in graphs")
+
+
+def explain_source(name, key, value, ts):
+    return Why("source", f"{name} {show(key)}:{show(value)}@{ts}")

@@ -1,0 +1,220 @@
+"""The processors of table nodes: sources, ``filter``, ``map_values``, ``to_table``, ``group_by``
+and ``suppress``, and their value getters.
+
+Every table processor receives :class:`~reference.graph.stream_nodes.Change` records and has
+``get(key, key_id)``, its value getter: the row ``(value, ts, input index)`` the table holds for a
+key, or None. A materialized table answers from its store; ``filter`` and ``map_values`` answer by
+applying their predicate or mapper to their parent's row (``KTableFilter``/``KTableMapValues``'s
+value getters), so they need no store.
+
+Rules (profile names in brackets):
+
+- Table source (``KTableSource``): a null key is skipped. Materialized (old values asked for, a
+  value getter needed, or versioned), it reads the old value then puts the new one
+  (:class:`reference.joins.table_source.TableSource`: versioned stores, KIP-557's emit-on-change
+  [``ktable_emit_on_change``]); not materialized, it forwards ``Change(new, null)`` as is.
+- ``KTable#filter``: a new (old) value that does not pass becomes null; only non-null values reach
+  the predicate. Without old values every update is forwarded, a row that never passed as a
+  delete; with old values a change whose new and old results are both null is not forwarded,
+  unless the table descends from a versioned table [``ktable_filter_skips_null_changes``].
+- ``KTable#mapValues``: only non-null values reach the mapper; the old value is mapped too when
+  old values are sent.
+- ``KTable#groupBy`` (``KTableRepartitionMap``): the old value's pair is a subtract, the new
+  value's an add; equal keys (JSON equality, Java ``equals``) are one record with both since 3.5
+  [``table_group_by_single_record``, KIP-904], else the subtract goes first. A pair with a null
+  key or value is not sent. A versioned table's out-of-order update (not ``latest``) is ignored.
+"""
+from __future__ import annotations
+
+from reference.graph.stream_nodes import Change, Processor
+from reference.joins.table_source import TableSource
+from reference.model.codes import DropReason
+from reference.model.graph.expressions import json_equal
+from reference.model.keys import key_identity
+from reference.model.records import NO_OLD_VALUE
+from reference.runtime.explain import Why, show
+
+
+def identity_of(key):
+    """A key's identity (:func:`reference.model.keys.key_identity`), ASCII strings inline."""
+    return key if key.__class__ is str and key.isascii() else key_identity(key)
+
+
+class MaterializedTableSource(Processor):
+    """``KTableSource`` with a store (see the module docstring)."""
+
+    __slots__ = ("source", "send_old", "rows", "store")
+
+    def __init__(self, name, ctx, store, send_old: bool, emit_on_change: bool):
+        super().__init__(name, ctx)
+        self.source = TableSource(name, store, send_old, emit_on_change=emit_on_change)
+        self.store = store
+        self.send_old = send_old
+        self.rows = None if store.versioned else store.rows
+
+    def process(self, key, value, ts, why=None):
+        ctx = self.ctx
+        key_id = None if key is None else identity_of(key)
+        change = self.source.update(key, key_id, value, ts, ctx)
+        if change is None:
+            return  # dropped by the source (reason recorded there)
+        old, latest = change
+        if ctx.explain:
+            why = Why("table_update", f"{self.name} {show(key)}:{show(value)}@{ts}"
+                      + (f" (old {show(old)})" if self.send_old else ""))
+        self.forward(key, Change(value, old if self.send_old else None, latest), ts, why)
+
+    def get(self, key, key_id):
+        if self.rows is not None:
+            return self.rows.get(key_id)
+        return self.store.get(key_id)
+
+    def get_as_of(self, key_id, ts):
+        """A versioned table's row valid at ``ts`` (KIP-889), for stream-table joins."""
+        return self.store.get_as_of(key_id, ts)
+
+
+class PassThroughTableSource(Processor):
+    """``KTableSource`` without a store: forwards ``Change(new, null)``; a null key is skipped."""
+
+    __slots__ = ()
+
+    def process(self, key, value, ts, why=None):
+        if key is None:
+            self.drop(DropReason.NULL_KEY, f"null:{show(value)}@{ts} has a null key: skipped by the KTable source "
+                                           "('Skipping record due to null key')", "KTableSource")
+            return
+        if self.ctx.explain:
+            why = Why("table_update", f"{self.name} {show(key)}:{show(value)}@{ts}")
+        self.forward(key, Change(value, None, True), ts, why)
+
+
+class TableFilter(Processor):
+    __slots__ = ("predicate", "negate", "send_old", "skip_null_changes", "parent")
+
+    def __init__(self, name, ctx, predicate, negate, send_old: bool, skip_null_changes: bool, parent):
+        super().__init__(name, ctx)
+        self.predicate = predicate
+        self.negate = negate
+        self.send_old = send_old
+        self.skip_null_changes = skip_null_changes
+        self.parent = parent
+
+    def _passes(self, key, value) -> bool:
+        return value is not None and self.predicate(key, value) is not self.negate
+
+    def process(self, key, change, ts, why=None):
+        new = change.new if self._passes(key, change.new) else None
+        old = change.old if self.send_old and self._passes(key, change.old) else None
+        if new is None and old is None and self.skip_null_changes:
+            self.drop(DropReason.FILTERED, f"{show(key)}:{show(change.new)}@{ts}: neither the new nor the old value "
+                                           "passes: nothing to forward", "KTableFilter")
+            return
+        if self.ctx.explain:
+            why = self.hop(why, "pass", f"new value {'passes' if new is not None else '-> null (delete)'}")
+        self.forward(key, Change(new, old, change.latest), ts, why)
+
+    def get(self, key, key_id):
+        row = self.parent.get(key, key_id)
+        return row if row is not None and self._passes(key, row[0]) else None
+
+
+class TableMapValues(Processor):
+    __slots__ = ("mapper", "send_old", "parent")
+
+    def __init__(self, name, ctx, mapper, send_old: bool, parent):
+        super().__init__(name, ctx)
+        self.mapper = mapper
+        self.send_old = send_old
+        self.parent = parent
+
+    def process(self, key, change, ts, why=None):
+        mapper = self.mapper
+        new = None if change.new is None else mapper(key, change.new)
+        old = mapper(key, change.old) if self.send_old and change.old is not None else None
+        if self.ctx.explain:
+            why = self.hop(why, "pass", f"value -> {show(new)}")
+        self.forward(key, Change(new, old, change.latest), ts, why)
+
+    def get(self, key, key_id):
+        row = self.parent.get(key, key_id)
+        if row is None:
+            return None
+        mapped = self.mapper(key, row[0])
+        return None if mapped is None else (mapped,) + tuple(row[1:])
+
+
+class TableGroupBy(Processor):
+    """``KTableRepartitionMap`` (see the module docstring); its children are the repartition sink."""
+
+    __slots__ = ("key_mapper", "value_mapper", "single_record", "drop_not_latest")
+
+    def __init__(self, name, ctx, key_mapper, value_mapper, single_record: bool, drop_not_latest: bool):
+        super().__init__(name, ctx)
+        self.key_mapper = key_mapper
+        self.value_mapper = value_mapper
+        self.single_record = single_record
+        self.drop_not_latest = drop_not_latest
+
+    def _pair(self, key, value):
+        return self.key_mapper(key, value), self.value_mapper(key, value)
+
+    def process(self, key, change, ts, why=None):
+        if self.drop_not_latest and not change.latest:
+            self.drop(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE, f"{show(key)}:{show(change.new)}@{ts} is not the "
+                      "newest version of its key: not re-grouped", "KTableRepartitionMap, KIP-914")
+            return
+        new = None if change.new is None else self._pair(key, change.new)
+        old = None if change.old is None else self._pair(key, change.old)
+        new_ok = new is not None and new[0] is not None and new[1] is not None
+        old_ok = old is not None and old[0] is not None and old[1] is not None
+        if (new is not None and not new_ok) or (old is not None and not old_ok):
+            self.drop(DropReason.NULL_GROUP_KEY, f"{show(key)}@{ts}: the group-by mapper gave a null key or value",
+                      "KTableRepartitionMap")
+        explain = self.ctx.explain
+        if self.single_record and new_ok and old_ok and json_equal(new[0], old[0]):
+            self.forward(new[0], Change(new[1], old[1]), ts,
+                         self.hop(why, "pass", f"re-grouped under {show(new[0])}: one record, subtract and add "
+                                               "(KIP-904)") if explain else None)
+            return
+        if old_ok:
+            self.forward(old[0], Change(None, old[1]), ts,
+                         self.hop(why, "pass", f"subtract {show(old[1])} from group {show(old[0])}") if explain else None)
+        if new_ok:
+            self.forward(new[0], Change(new[1], None), ts,
+                         self.hop(why, "pass", f"add {show(new[1])} to group {show(new[0])}") if explain else None)
+
+
+class ForwardingContext:
+    """The task context as a format-1 operator sees it inside a graph: what it emits is forwarded
+    to the graph node's children as a table change; everything else is the task's context."""
+
+    __slots__ = ("_ctx", "_node", "_stream")
+
+    def __init__(self, ctx, node: Processor, stream: bool = False):
+        self._ctx = ctx
+        self._node = node
+        self._stream = stream  # the operator's result is a KStream: plain values, not changes
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def emit(self, key, value, ts, why=None, old_value=NO_OLD_VALUE, topic=None):
+        if self._stream:
+            self._node.forward(key, value, ts, why)
+        else:
+            self._node.forward(key, Change(value, None if old_value is NO_OLD_VALUE else old_value), ts, why)
+
+
+class Suppress(Processor):
+    """``KTable#suppress``: the format-1 suppress processor, its evictions forwarded as changes."""
+
+    __slots__ = ("processor", "forwarding", "topic")
+
+    def __init__(self, name, ctx, processor):
+        super().__init__(name, ctx)
+        self.processor = processor
+        self.forwarding = ForwardingContext(ctx, self)
+
+    def process(self, key, change, ts, why=None):
+        self.processor.process(key, change.new, change.old, ts, why, self.ctx.current_topic, self.forwarding)
