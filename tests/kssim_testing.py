@@ -21,6 +21,8 @@ from reference.model.scenario import load_scenario, scenario_from_dict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUNDLED = os.path.join(ROOT, "scenarios")
 CONFORMANCE = os.path.join(ROOT, "..", "shared", "conformance")
+#: topology graphs with expectations from real Kafka Streams 3.9 (``../shared/conformance-graphs``)
+CONFORMANCE_GRAPHS = os.path.join(ROOT, "..", "shared", "conformance-graphs")
 
 
 def conformance_files(operator):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from reference.graph.stream_nodes import Change, Processor
 from reference.graph.table_nodes import ForwardingContext, identity_of
 from reference.model.codes import DropReason
-from reference.runtime.explain import Why, show
+from reference.runtime.explain import show
 from reference.stores.kv_store import KeyValueStore
 
 
@@ -31,7 +31,8 @@ class StreamAggregate(Processor):
     """``KStreamAggregate`` / ``KStreamReduce`` of one task (a reduce is an aggregation without
     initializer, :class:`reference.model.aggregations.Aggregation`)."""
 
-    __slots__ = ("aggregation", "send_old", "store", "rows")
+    __slots__ = ("aggregation", "send_old", "store", "rows", "cache")
+    cacheable = True
 
     def __init__(self, name, ctx, aggregation, send_old: bool):
         super().__init__(name, ctx)
@@ -39,6 +40,7 @@ class StreamAggregate(Processor):
         self.send_old = send_old
         self.store = KeyValueStore()
         self.rows = self.store.rows
+        self.cache = None  # a NamedCache when record caches are on
 
     def process(self, key, value, ts, why=None):
         if key is None or value is None:
@@ -51,8 +53,10 @@ class StreamAggregate(Processor):
         row = self.rows.get(key_id)
         aggregation = self.aggregation
         if row is None:
-            old = None
-            new = aggregation.add(key, value, aggregation.initial())
+            # the old value of a key's first update is the initializer's result (null for a reduce):
+            # KStreamAggregate reads "oldAgg = initializer" before adding
+            old = aggregation.initial()
+            new = aggregation.add(key, value, old)
             new_ts = ts
         else:
             old = row[0]
@@ -62,6 +66,9 @@ class StreamAggregate(Processor):
         if self.ctx.explain:
             why = self.hop(why, "aggregate", f"{aggregation.name} of {show(key)}: {show(old)} + {show(value)} = "
                                              f"{show(new)} at ts {new_ts}")
+        if self.cache is not None:
+            self.cache.put(key, key_id, new, None if row is None else row[0], new_ts, why)
+            return
         self.forward(key, Change(new, old if self.send_old else None), new_ts, why)
 
     def get(self, key, key_id):
@@ -71,7 +78,8 @@ class StreamAggregate(Processor):
 class TableAggregate(Processor):
     """``KTableAggregate`` / ``KTableReduce`` of one task: adder and subtractor."""
 
-    __slots__ = ("aggregation", "subtract", "send_old", "store", "rows")
+    __slots__ = ("aggregation", "subtract", "send_old", "store", "rows", "cache")
+    cacheable = True
 
     def __init__(self, name, ctx, aggregation, subtract, send_old: bool):
         super().__init__(name, ctx)
@@ -80,6 +88,7 @@ class TableAggregate(Processor):
         self.send_old = send_old
         self.store = KeyValueStore()
         self.rows = self.store.rows
+        self.cache = None  # a NamedCache when record caches are on
 
     def process(self, key, change, ts, why=None):
         if key is None:
@@ -103,6 +112,9 @@ class TableAggregate(Processor):
         if self.ctx.explain:
             why = self.hop(why, "aggregate", f"{self.aggregation.name} of {show(key)}: {show(old)} "
                                              f"{' '.join(steps)} = {show(agg)} at ts {new_ts}")
+        if self.cache is not None:
+            self.cache.put(key, key_id, agg, old, new_ts, why)
+            return
         self.forward(key, Change(agg, old if self.send_old else None), new_ts, why)
 
     def get(self, key, key_id):
@@ -127,6 +139,3 @@ class WindowedAggregate(Processor):
     def get(self, key, key_id):
         raise NotImplementedError("a windowed table is not read through a value getter in graphs")
 
-
-def explain_source(name, key, value, ts):
-    return Why("source", f"{name} {show(key)}:{show(value)}@{ts}")

@@ -20,6 +20,7 @@ from functools import partial
 import attrs
 
 from reference.graph import aggregations, joins, stream_nodes as sn, table_nodes as tn
+from reference.graph.cache import RecordCache
 from reference.graph.queues import InternalQueues
 from reference.model import keys
 from reference.model.graph import expressions as ex
@@ -60,7 +61,7 @@ def build(topology, profile, config, instance_state) -> "GraphTask":
 class GraphTask:
     """Every sub-topology of the graph in one task (``TopologyTestDriver`` runs one)."""
 
-    __slots__ = ("plan", "profile", "config", "ctx", "processors", "receivers", "queues")
+    __slots__ = ("plan", "profile", "config", "ctx", "processors", "receivers", "queues", "cache")
 
     def __init__(self, plan: Plan, profile, config):
         self.plan = plan
@@ -70,6 +71,7 @@ class GraphTask:
         self.processors: list = []
         self.receivers: dict = {}  # topic (source or internal) -> the process methods it feeds
         self.queues = InternalQueues()
+        self.cache = RecordCache() if config.caching else None
 
     def process(self, topic, key, value, ts, ctx):
         if self.ctx is None:
@@ -87,6 +89,8 @@ class GraphTask:
         ctx.current_topic = topic
         for receiver in self.receivers[topic]:
             receiver(key, value, ts, why)
+        if self.cache is not None:
+            self.cache.commit()
         self._commit()
 
     def _commit(self):
@@ -102,7 +106,10 @@ class GraphTask:
         self.ctx = ctx
         plan = self.plan
         for node_plan in plan.nodes:
-            self.processors.append(self._processor(node_plan))
+            processor = self._processor(node_plan)
+            if self.cache is not None and getattr(processor, "cacheable", False):
+                processor.cache = self.cache.register(processor, node_plan.send_old_values)
+            self.processors.append(processor)
         for node_plan in plan.nodes:
             self._wire(node_plan)
 
@@ -119,7 +126,8 @@ class GraphTask:
                 parent.children.append(target)
                 continue
             if edge.repartition not in sinks:
-                sink = sn.RepartitionSink(f"{parent.name} -> {edge.repartition}", self.ctx, edge.repartition)
+                sink = sn.RepartitionSink(f"{parent.name} -> {edge.repartition}", self.ctx, edge.repartition,
+                                          edge.drops_null_keys)
                 sinks[edge.repartition] = sink
                 parent.children.append(sink.process)
             self._receive(edge.repartition, target)

@@ -41,6 +41,10 @@ class Processor:
         for child in self.children:
             child(key, value, ts, why)
 
+    def forward_flushed(self, key, new, old, ts, why):
+        """What the record cache of this node's store flushes (:mod:`reference.graph.cache`)."""
+        self.forward(key, Change(new, old), ts, why)
+
     def hop(self, why, rule: str, text: str):
         """``why`` extended by this node's step (only called when explanations are on)."""
         return hop(why, self.name, rule, text)
@@ -166,17 +170,24 @@ class TableToStream(Processor):
 
 
 class RepartitionSink(Processor):
-    """The sink of a repartition topic: the record leaves the node and comes back through the
-    task's internal queues (:mod:`reference.graph.queues`) after the current record is done. Null
-    keys travel too (Kafka 3.9's filter before the sink passes everything)."""
+    """The sink of a repartition topic and the filter before it: the record leaves the node and
+    comes back through the task's internal queues (:mod:`reference.graph.queues`) after the
+    current record is done. ``drops_null_keys``: the filter drops null-key records (the plan's
+    :func:`reference.model.graph.plan._drops_null_keys`: KIP-962's rewrite)."""
 
-    __slots__ = ("topic",)
+    __slots__ = ("topic", "drops_null_keys")
 
-    def __init__(self, name, ctx, topic):
+    def __init__(self, name, ctx, topic, drops_null_keys: bool):
         super().__init__(name, ctx)
         self.topic = topic
+        self.drops_null_keys = drops_null_keys
 
     def process(self, key, value, ts, why=None):
+        if key is None and self.drops_null_keys:
+            self.drop(DropReason.NULL_KEY, f"null:{show(value)}@{ts} has a null key: dropped by the filter before "
+                      f"repartition topic {self.topic} (no left/outer join downstream)",
+                      "KStreamImpl#createRepartitionedSource, InternalStreamsBuilder#rewriteRepartitionNodes (KIP-962)")
+            return
         self.ctx.send_internal(self.topic, key, value, ts,
                                self.hop(why, "pass", f"through repartition topic {self.topic}")
                                if self.ctx.explain else None)

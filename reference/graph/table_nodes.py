@@ -43,7 +43,7 @@ def identity_of(key):
 class MaterializedTableSource(Processor):
     """``KTableSource`` with a store (see the module docstring)."""
 
-    __slots__ = ("source", "send_old", "rows", "store")
+    __slots__ = ("source", "send_old", "rows", "store", "cache")
 
     def __init__(self, name, ctx, store, send_old: bool, emit_on_change: bool):
         super().__init__(name, ctx)
@@ -51,10 +51,17 @@ class MaterializedTableSource(Processor):
         self.store = store
         self.send_old = send_old
         self.rows = None if store.versioned else store.rows
+        self.cache = None  # a NamedCache when record caches are on (never for a versioned store)
+
+    @property
+    def cacheable(self) -> bool:
+        return self.rows is not None
 
     def process(self, key, value, ts, why=None):
         ctx = self.ctx
         key_id = None if key is None else identity_of(key)
+        cache = self.cache
+        prior = None if cache is None or key is None else self.rows.get(key_id)
         change = self.source.update(key, key_id, value, ts, ctx)
         if change is None:
             return  # dropped by the source (reason recorded there)
@@ -62,6 +69,9 @@ class MaterializedTableSource(Processor):
         if ctx.explain:
             why = Why("table_update", f"{self.name} {show(key)}:{show(value)}@{ts}"
                       + (f" (old {show(old)})" if self.send_old else ""))
+        if cache is not None:
+            cache.put(key, key_id, value, None if prior is None else prior[0], ts, why)
+            return
         self.forward(key, Change(value, old if self.send_old else None, latest), ts, why)
 
     def get(self, key, key_id):

@@ -203,11 +203,18 @@ RULES = (
     Rule("in_memory_window_stores", "2.3", "KAFKA-4730, KAFKA-8029 (InMemoryWindowStore, InMemorySessionStore)",
          "Stores.inMemoryWindowStore / inMemorySessionStore exist, so a windowed aggregation can keep its windows "
          "in memory"),
+    Rule("ktable_filter_old_values_if_materialized", "2.7", "KAFKA-10077 (KTableFilter constructor)",
+         "KTable#filter asks its parent for old values without forcing materialization: a filter on an "
+         "aggregation or a materialized table sends old values and forwards no delete for a row that neither "
+         "passed before nor passes now"),
     Rule("table_group_by_single_record", "3.5", "KIP-904 (KTableRepartitionMap, KTableAggregate)",
          "KTable#groupBy sends one record (subtract and add together) when an update keeps its group key; "
          "before, a subtract record then an add record, two aggregation results"),
     Rule("kstream_repartition", "2.6", "KIP-221 (KStreamImpl#repartition)",
          "KStream#repartition exists (a user-triggered repartition topic)"),
+    Rule("repartition_keeps_null_keys_for_relaxed_joins", "3.7", "KIP-962 (InternalStreamsBuilder#rewriteRepartitionNodes)",
+         "the filter before a DSL repartition topic keeps null-key records when a stream-table left join or a "
+         "stream-stream left/outer join lies downstream; before, and elsewhere, it drops them (key != null)"),
     Rule("kstream_to_table", "2.5", "KIP-523",
          "KStream#toTable exists (a windowed_table_join with shift_ms needs it)"),
     Rule("time_window_retention_size_plus_grace", "3.0", "KAFKA-7106 (TimeWindowedKStreamImpl)",

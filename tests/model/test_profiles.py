@@ -68,7 +68,7 @@ def test_rule_changes_between_releases():
     # (3.6 means 3.6.0, which still leaked emit-final iterators: fixed in 3.6.1 and 3.7.0)
     assert [r.name for r in rule_changes(profile_for("3.6"), profile_for("3.7"))] == [
         "null_key_outer_emit", "stream_time_advanced_by_dropped", "fk_left_join_null_foreign_key",
-        "session_emit_final_iterator_leak"]
+        "session_emit_final_iterator_leak", "repartition_keeps_null_keys_for_relaxed_joins"]
     old_to_new = [r.name for r in rule_changes(profile_for("0.10.0"), profile_for("0.10.2"))]
     assert "kip77_join_semantics" in old_to_new and "output_ts_max" not in old_to_new
     assert rule_changes(profile_for("3.9"), profile_for("3.9.0")) == []

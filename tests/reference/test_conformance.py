@@ -7,7 +7,7 @@ import pytest
 from reference.runtime.operators import supported_operators
 from reference.model.scenario import find_scenario_files, load_scenario
 
-from kssim_testing import BUNDLED, CONFORMANCE
+from kssim_testing import BUNDLED, CONFORMANCE, CONFORMANCE_GRAPHS
 
 
 def _files(folder):
@@ -24,10 +24,14 @@ def _supported(files):
 
 
 def folder_of(path):
-    return CONFORMANCE if os.path.abspath(path).startswith(os.path.abspath(CONFORMANCE)) else BUNDLED
+    for folder in (CONFORMANCE_GRAPHS, CONFORMANCE):
+        if os.path.abspath(path).startswith(os.path.abspath(folder) + os.sep):
+            return folder
+    return BUNDLED
 
 
 CONFORMANCE_FILES = _supported(_files(CONFORMANCE))
+GRAPH_FILES = _supported(_files(CONFORMANCE_GRAPHS))
 BUNDLED_FILES = _supported(_files(BUNDLED))
 
 
@@ -38,6 +42,16 @@ def test_the_conformance_corpus_is_there():
 
 @pytest.mark.parametrize("path", CONFORMANCE_FILES)
 def test_conformance(path, assert_scenario_passes):
+    assert_scenario_passes(load_scenario(path))
+
+
+def test_the_graph_corpus_is_there():
+    # 375 topology graphs run through real Kafka Streams 3.9, every family of the spec
+    assert len(GRAPH_FILES) >= 375
+
+
+@pytest.mark.parametrize("path", GRAPH_FILES)
+def test_graph_conformance(path, assert_scenario_passes):
     assert_scenario_passes(load_scenario(path))
 
 

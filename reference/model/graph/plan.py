@@ -42,11 +42,13 @@ from reference.model.topology import (SessionAggregateSpec, SlidingAggregateSpec
 @attrs.frozen
 class Edge:
     """A node's record stream into ``child`` (at ``port``), through ``repartition`` (an internal
-    topic's name) when Kafka inserts one."""
+    topic's name) when Kafka inserts one; ``drops_null_keys``: the filter Kafka puts before that
+    topic's sink drops null-key records."""
 
     child: int
     port: int = 0
     repartition: Optional[str] = None
+    drops_null_keys: bool = False
 
 
 @attrs.frozen
@@ -80,9 +82,8 @@ def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan
     for node in nodes:
         _check_release(node, nodes, profile)
     required = _repartition_required(nodes)
-    edges, internal = _edges(nodes, required)
-    old = _old_values(nodes, profile)
-    getters = _value_getters_needed(nodes)
+    edges, internal = _edges(nodes, required, profile)
+    tables = _tables(nodes, profile)
     versioned = _versioned_lineage(nodes)
     plans = []
     for node in nodes:
@@ -91,8 +92,8 @@ def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan
         if spec is not None:
             _check_spec(spec, node, profile, store)
         plans.append(NodePlan(
-            node=node, children=tuple(edges[i]), repartition_required=required[i], send_old_values=old[i],
-            materialized=_materialized(node, old[i], getters[i]), versioned=versioned[i], spec=spec))
+            node=node, children=tuple(edges[i]), repartition_required=required[i], send_old_values=tables.old[i],
+            materialized=tables.store[i], versioned=versioned[i], spec=spec))
     _check_join_grace(nodes)
     return Plan(graph=graph, nodes=tuple(plans), internal_topics=tuple(internal))
 
@@ -127,7 +128,45 @@ def _needs_repartition(node: GraphNode, port: int, up: GraphNode, required) -> b
     return False
 
 
-def _edges(nodes, required):
+def _relaxed_join(node: GraphNode, nodes) -> bool:
+    """A join labelled ``NULL_KEY_RELAXED_JOIN`` (KIP-962): stream-table left, stream-stream left
+    and outer joins, which join null-key records."""
+    op = node.op
+    if not isinstance(op, JoinOp) or node.kind is not Kind.STREAM:
+        return False
+    if nodes[op.other].kind is Kind.TABLE:
+        return op.type is JoinType.LEFT
+    return op.type in (JoinType.LEFT, JoinType.OUTER)
+
+
+def _relaxed_join_downstream(nodes) -> list:
+    """Per node: whether it or a node downstream of it (through any edges) is a relaxed join."""
+    children = [[] for _ in nodes]
+    for node in nodes:
+        for up in node.inputs:
+            if up is not None:
+                children[up].append(node.index)
+    reaches = [False] * len(nodes)
+    for node in reversed(nodes):  # children come later in the list
+        i = node.index
+        reaches[i] = _relaxed_join(node, nodes) or any(reaches[c] for c in children[i])
+    return reaches
+
+
+def _drops_null_keys(node: GraphNode, up: GraphNode, relaxed, profile) -> bool:
+    """The filter before a DSL repartition sink: ``key != null`` from 0.10.1; since 3.7 a pass-all
+    filter that ``InternalStreamsBuilder#rewriteRepartitionNodes`` turns back into ``key != null``
+    unless a relaxed join lies downstream [repartition_keeps_null_keys_for_relaxed_joins, KIP-962].
+    A table ``groupBy``'s repartition has no filter (``KTableRepartitionMap`` drops null keys)."""
+    if up.kind is Kind.GROUPED_TABLE:
+        return False
+    if profile.repartition_keeps_null_keys_for_relaxed_joins:
+        return not relaxed[node.index]
+    return True
+
+
+def _edges(nodes, required, profile):
+    relaxed = _relaxed_join_downstream(nodes)
     edges = [[] for _ in nodes]
     internal = []
     shared = {}  # (stream node, join) -> topic: repartitionForJoin keeps the first repartition node
@@ -145,71 +184,82 @@ def _edges(nodes, required):
                     internal.append(topic)
                     if isinstance(node.op, JoinOp):
                         shared[up_index] = topic
-            edges[up_index].append(Edge(node.index, port, topic))
+            drops = topic is not None and _drops_null_keys(node, up, relaxed, profile)
+            edges[up_index].append(Edge(node.index, port, topic, drops))
     return edges, internal
 
 
 # --- old values, value getters, materialization ---------------------------------------------------
 
-def _old_values(nodes, profile) -> list:
-    """Which table nodes send old values: asked for by their consumers, passed upstream through the
-    operations whose own old value is computed from their parent's (``enableSendingOldValues``)."""
-    old = [False] * len(nodes)
+class _TableBuild:
+    """Old values and materialization as Kafka's DSL settles them while the program is built, in
+    call order: ``enableSendingOldValues(force)`` asked of a table answers whether it will send
+    old values; a source (or ``to_table``) without a store answers no unless forced, which
+    materializes it; ``filter``/``map_values``/``suppress`` ask their parent; aggregations and join
+    results always can. A value getter (asked by joins) materializes a source through
+    ``filter``/``map_values`` (their getters read the parent's)."""
 
-    def enable(index):
-        if old[index]:
-            return
-        old[index] = True
-        node = nodes[index]
-        op = node.op
-        if isinstance(op, (FilterOp, MapValuesOp, SuppressOp)) and node.kind is Kind.TABLE:
-            enable(node.upstream)
-        elif isinstance(op, JoinOp) and node.kind is Kind.TABLE and op.foreign_key is None:
-            enable(node.upstream)
-            enable(op.other)
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.old = [False] * len(nodes)
+        self.store = [isinstance(n.op, TableSourceOp) and n.op.versioned or isinstance(n.op, AggregateOp)
+                      for n in nodes]
 
-    for node in reversed(nodes):
+    def enable_old_values(self, index: int, force: bool) -> bool:
+        node = self.nodes[index]
         op = node.op
-        if isinstance(op, GroupByOp) and node.kind is Kind.GROUPED_TABLE:
-            enable(node.upstream)
+        if isinstance(op, (TableSourceOp, ToTableOp)):
+            if not self.store[index]:
+                if not force:
+                    return False
+                self.store[index] = True
+            self.old[index] = True
+            return True
+        if isinstance(op, (FilterOp, MapValuesOp, SuppressOp)):
+            if self.enable_old_values(node.upstream, force):
+                self.old[index] = True
+            return self.old[index]
+        if isinstance(op, JoinOp) and op.foreign_key is None:
+            self.enable_old_values(node.upstream, force)
+            self.enable_old_values(op.other, force)
+        self.old[index] = True  # aggregations, join results: they hold (or compute) their old values
+        return True
+
+    def need_getter(self, index: int) -> None:
+        node = self.nodes[index]
+        if isinstance(node.op, (TableSourceOp, ToTableOp)):
+            self.store[index] = True
+        elif isinstance(node.op, (FilterOp, MapValuesOp)) and node.kind is Kind.TABLE:
+            self.need_getter(node.upstream)
+
+    def build(self, node: GraphNode, profile) -> None:
+        """What constructing ``node`` asks of its upstream tables."""
+        op = node.op
+        if isinstance(op, FilterOp) and node.kind is Kind.TABLE:
+            # KTableFilter (KAFKA-10077, 2.7): old values if the parent already has them without
+            # materializing anything, to avoid forwarding deletes for rows that never passed
+            if profile.ktable_filter_old_values_if_materialized:
+                self.old[node.index] = self.enable_old_values(node.upstream, False)
+        elif isinstance(op, GroupByOp) and node.kind is Kind.GROUPED_TABLE:
+            self.enable_old_values(node.upstream, True)
         elif isinstance(op, SuppressOp) and profile.suppress_enables_old_values:
-            enable(node.upstream)
-        elif isinstance(op, JoinOp) and node.kind is Kind.TABLE:
-            if op.foreign_key is not None:
-                enable(node.upstream)
-            else:
-                if op.type in (JoinType.LEFT, JoinType.OUTER):
-                    enable(node.upstream)
-                if op.type is JoinType.OUTER:
-                    enable(op.other)
-    return old
-
-
-def _value_getters_needed(nodes) -> list:
-    """Which table nodes are read through a value getter (joins look up the other side's value)."""
-    needed = [False] * len(nodes)
-
-    def need(index):
-        needed[index] = True
-        node = nodes[index]
-        if isinstance(node.op, (FilterOp, MapValuesOp)) and node.kind is Kind.TABLE:
-            need(node.upstream)  # their getter applies the predicate / mapper to the parent's
-
-    for node in nodes:
-        op = node.op
-        if isinstance(op, JoinOp):
-            if nodes[op.other].kind is Kind.TABLE:
-                need(op.other)
+            self.enable_old_values(node.upstream, True)
+        elif isinstance(op, JoinOp):
+            if self.nodes[op.other].kind is Kind.TABLE:
+                self.need_getter(op.other)
             if node.kind is Kind.TABLE:
-                need(node.upstream)
-    return needed
+                self.need_getter(node.upstream)
+                if op.foreign_key is not None or op.type in (JoinType.LEFT, JoinType.OUTER):
+                    self.enable_old_values(node.upstream, True)
+                if op.foreign_key is None and op.type is JoinType.OUTER:
+                    self.enable_old_values(op.other, True)
 
 
-def _materialized(node: GraphNode, sends_old: bool, getter_needed: bool) -> bool:
-    op = node.op
-    if isinstance(op, TableSourceOp):
-        return op.versioned or sends_old or getter_needed
-    return isinstance(op, (AggregateOp, ToTableOp))
+def _tables(nodes, profile) -> _TableBuild:
+    tables = _TableBuild(nodes)
+    for node in nodes:
+        tables.build(node, profile)
+    return tables
 
 
 def _versioned_lineage(nodes) -> list:

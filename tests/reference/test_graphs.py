@@ -1,0 +1,197 @@
+"""Topology graphs on the reference engine: the loader's errors (node and field named), the plan
+(repartition topics, null-key filters, old values, materialization), TopologyTestDriver's heap and
+the behaviours between operators that single-operator scenarios cannot show."""
+import pytest
+
+from reference.graph.queues import InternalQueues
+from reference.model.errors import ScenarioError
+from reference.model.graph.plan import compile_graph
+from reference.model.profiles import profile_for
+from reference.model.scenario import scenario_from_dict
+from reference.runtime.engine import run_scenario
+
+
+def scenario(graph, inputs=(), semantics="3.9", config=None):
+    doc = {"format": "kssim-scenario/1", "name": "t", "semantics": semantics, "topology": {"graph": graph},
+           "inputs": list(inputs)}
+    if config is not None:
+        doc["config"] = config
+    return scenario_from_dict(doc)
+
+
+def rec(topic, key, value, ts):
+    return {"topic": topic, "key": key, "value": value, "ts": ts}
+
+
+def outputs(s):
+    return [(o.topic, o.key, o.value, o.ts, o.input_index) for o in run_scenario(s).outputs]
+
+
+# --- the loader: every bad graph names the node and the field ------------------------------------
+
+@pytest.mark.parametrize("graph, where, words", [
+    ([{"stream": "s"}, {"filter": {"cmp": ["$key", "~", {"const": 1}]}}, {"to": "o"}],
+     "topology.graph[1].filter.cmp[1]", "=="),
+    ([{"stream": "s"}, {"count": {}}, {"to": "o"}], "topology.graph[1]", "grouped"),
+    ([{"stream": "s"}, {"to": "o"}, {"to": "p"}], "topology.graph[2]", "sink"),
+    ([{"stream": "s"}, {"select_key": "$key", "from": "x"}, {"to": "o"}], "topology.graph[1].from", "earlier"),
+    ([{"stream": "s", "id": "a"}, {"stream": "t", "id": "a"}, {"to": "o"}], "topology.graph[1].id", "already"),
+    ([{"stream": "s"}, {"map_values": "$value"}], "topology.graph", "no sink"),
+    ([{"stream": "s"}, {"to": "s"}], "topology.graph[1].to", "source"),
+    ([{"stream": "s", "id": "a"}, {"table": "t", "id": "b"}, {"outer_join": {"other": "b"}, "from": "a"},
+      {"to": "o"}], "topology.graph[2].outer_join", "stream-table join"),
+    ([{"stream": "s", "id": "a"}, {"stream": "t", "id": "b"}, {"join": {"other": "b"}, "from": "a"}, {"to": "o"}],
+     "topology.graph[2].join.window", "window"),
+    ([{"table": "t", "id": "a"}, {"table": "u", "id": "b"},
+      {"join": {"other": "b", "foreign_key": "$key"}, "from": "a"}, {"to_stream": {}}, {"to": "o"}],
+     "topology.graph[2].join.foreign_key", "left value only"),
+    ([{"stream": "s"}, {"group_by_key": {}}, {"windowed_by": {"time": {"size_ms": 10, "grace_ms": 0}}},
+      {"count": {}}, {"group_by": {"key": "$key"}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}],
+     "topology.graph[4].group_by", "windowed keys"),
+    ([{"stream": "s"}, {"group_by_key": {}}, {"windowed_by": {"time": {"size_ms": 0, "grace_ms": 0}}},
+      {"count": {}}, {"to_stream": {}}, {"to": "o"}], "topology.graph[2].windowed_by.size_ms", "above 0"),
+    ([{"table": "t"}, {"suppress": {"until": "window_close"}}, {"to_stream": {}}, {"to": "o"}],
+     "topology.graph[1].suppress.until", "windowed"),
+    ([{"stream": "s"}, {"group_by_key": {}}, {"aggregate": "median"}, {"to_stream": {}}, {"to": "o"}],
+     "topology.graph[2].aggregate", "median"),
+])
+def test_a_bad_graph_names_node_and_field(graph, where, words):
+    with pytest.raises(ScenarioError) as err:
+        scenario(graph)
+    assert err.value.where == where
+    assert words in err.value.message
+
+
+def test_an_operation_a_release_lacks_names_node_and_release():
+    graph = [{"stream": "s"}, {"repartition": {}}, {"to": "o"}]
+    with pytest.raises(ScenarioError) as err:
+        scenario(graph, semantics="2.5")
+    assert err.value.where == "topology.graph[1].repartition"
+    assert "2.5" in err.value.message
+    scenario(graph, semantics="2.6")  # KIP-221 arrived in 2.6
+
+
+def test_a_graph_takes_no_partitions_and_no_timestamp_order():
+    for config in ({"partitions": {"s": 2}}, {"order": "timestamp_sync"}):
+        with pytest.raises(ScenarioError) as err:
+            scenario([{"stream": "s"}, {"to": "o"}], config=config)
+        assert err.value.where.startswith("config.")
+
+
+def test_expected_records_name_a_sink_topic():
+    doc = {"format": "kssim-scenario/1", "name": "t", "topology": {"graph": [{"stream": "s"}, {"to": "o"}]},
+           "inputs": [rec("s", "k", 1, 0)], "expected": [{"topic": "output", "key": "k", "value": 1, "ts": 0}]}
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_dict(doc)
+    assert err.value.where == "expected[0].topic"
+
+
+# --- TopologyTestDriver's heap ------------------------------------------------------------------
+
+def _drain(queues):
+    out = []
+    while queues:
+        r = queues.take()
+        out.append(f"{r[0]}:{r[2]}")
+    return out
+
+
+def test_internal_queues_are_taken_in_java_heap_order_not_fifo():
+    # the spec's example: one input fans out into three queues, two records each, equal timestamps
+    queues = InternalQueues()
+    for element in "ab":
+        for topic in "ABC":
+            queues.append((topic, None, element, 5, None))
+    assert _drain(queues) == ["A:a", "C:a", "A:b", "C:b", "B:a", "B:b"]
+
+
+def test_the_queue_with_the_smallest_head_timestamp_goes_first():
+    queues = InternalQueues()
+    queues.append(("A", None, "late", 9, None))
+    queues.append(("B", None, "early", 1, None))
+    queues.append(("A", None, "next", 0, None))  # behind A's head: A still waits for its head (9)
+    assert _drain(queues) == ["B:early", "A:late", "A:next"]
+
+
+# --- the plan -----------------------------------------------------------------------------------
+
+def _plan(graph, release="3.9"):
+    return compile_graph(scenario(graph, semantics=release).topology, profile_for(release))
+
+
+REKEYED_AGGREGATION = [{"stream": "s"}, {"select_key": {"field": "g"}}, {"group_by_key": {}}, {"count": {}},
+                       {"to_stream": {}}, {"to": "o"}]
+
+
+def test_a_rekeyed_aggregation_gets_a_repartition_topic_that_drops_null_keys():
+    plan = _plan(REKEYED_AGGREGATION)
+    (edge,) = plan.nodes[2].children
+    assert edge.child == 3 and edge.repartition is not None and edge.drops_null_keys
+    assert plan.internal_topics == (edge.repartition,)
+    plain = _plan([{"stream": "s"}, {"group_by_key": {}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}])
+    assert plain.internal_topics == ()
+
+
+def test_null_keys_cross_a_repartition_topic_only_towards_a_left_or_outer_join_since_3_7():
+    graph = [{"stream": "s"}, {"select_key": {"field": "g"}, "id": "r"}, {"table": "t", "id": "t"},
+             {"left_join": {"other": "t"}, "from": "r"}, {"to": "o"}]
+    (edge,) = _plan(graph).nodes[1].children
+    assert edge.repartition is not None and not edge.drops_null_keys
+    (edge,) = _plan(graph, "3.6").nodes[1].children
+    assert edge.drops_null_keys  # before KIP-962 every repartition filter drops them
+    inner = [dict(n) for n in graph]
+    inner[3] = {"join": {"other": "t"}, "from": "r"}
+    assert _plan(inner).nodes[1].children[0].drops_null_keys
+
+
+def test_table_group_by_asks_its_source_for_old_values_and_materializes_it():
+    plan = _plan([{"table": "t"}, {"group_by": {"key": {"field": "g"}}}, {"count": {}}, {"to_stream": {}},
+                  {"to": "o"}])
+    assert plan.nodes[0].send_old_values and plan.nodes[0].materialized
+    assert plan.nodes[2].children[0].repartition is None  # count -> to_stream: no topic behind
+    assert plan.nodes[1].children[0].repartition is not None
+
+
+def test_a_filter_on_an_aggregation_sends_old_values_since_2_7():
+    graph = [{"stream": "s"}, {"group_by_key": {}}, {"count": {}}, {"filter": {"cmp": ["$value", ">", {"const": 1}]}},
+             {"to_stream": {}}, {"to": "o"}]
+    assert _plan(graph).nodes[3].send_old_values
+    assert not _plan(graph, "2.6").nodes[3].send_old_values
+    on_source = [{"table": "t"}, {"filter": {"is_null": "$value"}}, {"to_stream": {}}, {"to": "o"}]
+    assert not _plan(on_source).nodes[1].send_old_values  # an unmaterialized source is not forced
+
+
+# --- behaviours between operators ----------------------------------------------------------------
+
+def test_table_group_by_emits_twice_before_3_5_and_once_since_when_the_group_stays():
+    graph = [{"table": "t"}, {"group_by": {"key": {"field": "g"}, "value": {"field": "n"}}}, {"aggregate": "sum"},
+             {"to_stream": {}}, {"to": "o"}]
+    inputs = [rec("t", "k", {"g": "a", "n": 1}, 1), rec("t", "k", {"g": "a", "n": 5}, 2)]
+    assert [o[1:4] for o in outputs(scenario(graph, inputs, "3.5"))] == [("a", 1, 1), ("a", 5, 2)]
+    assert [o[1:4] for o in outputs(scenario(graph, inputs, "3.4"))] == [("a", 1, 1), ("a", 0, 2), ("a", 5, 2)]
+
+
+def test_a_filtered_table_sends_a_delete_for_a_row_that_never_passed():
+    graph = [{"table": "t"}, {"filter": {"cmp": [{"field": "n"}, ">", {"const": 2}]}}, {"to_stream": {}},
+             {"to": "o"}]
+    got = outputs(scenario(graph, [rec("t", "k", {"n": 1}, 1), rec("t", "k", {"n": 3}, 2)]))
+    assert got == [("o", "k", None, 1, 0), ("o", "k", {"n": 3}, 2, 1)]
+
+
+def test_a_rekeyed_record_reaches_the_aggregation_through_the_repartition_topic():
+    graph = REKEYED_AGGREGATION[:4] + [{"to_stream": {}}, {"to": "o"}]
+    inputs = [rec("s", "k1", {"g": "a"}, 1), rec("s", "k2", {"g": "a"}, 2), rec("s", "k3", {"g": None}, 3)]
+    result = run_scenario(scenario(graph, inputs))
+    assert [(o.key, o.value, o.input_index) for o in result.outputs] == [("a", 1, 0), ("a", 2, 1)]
+    assert [(d.input_index, d.reason.code) for d in result.drops] == [(2, "null_key")]
+
+
+def test_caching_merges_one_records_updates_and_forwards_no_tombstone_for_an_absent_key():
+    graph = [{"table": "t", "id": "t"}, {"stream": "s"}, {"left_join": {"other": "t"}}, {"to": "o"},
+             {"to_stream": {}, "from": "t"}, {"to": "p"}]
+    inputs = [rec("t", "x", None, 1), rec("t", "k", 1, 2)]
+    plain = outputs(scenario(graph, inputs))
+    cached = outputs(scenario(graph, inputs, config={"caching": True}))
+    assert ("p", "x", None, 1, 0) in plain
+    assert ("p", "x", None, 1, 0) not in cached
+    assert ("p", "k", 1, 2, 1) in cached
