@@ -326,6 +326,16 @@ def cmd_replay(args) -> int:
     return EXIT_OK
 
 
+def cmd_describe(args) -> int:
+    """The text Kafka's ``Topology#describe()`` prints for a graph scenario's DSL program."""
+    scenario = load_scenario(args.file, args.release)
+    if scenario.topology.operator != "graph":
+        raise ScenarioError(args.file, "topology", f"kssim describe prints topology graphs; this scenario is a "
+                                                   f"single {scenario.topology.operator} (format 1)")
+    sys.stdout.write(scenario.topology.describe(scenario.release))
+    return EXIT_OK
+
+
 def cmd_timeline(args) -> int:
     """One picture of a scenario: lanes, stream time, windows, outputs linked to their inputs, drops."""
     from tools.timeline.command import write_timeline
@@ -463,6 +473,15 @@ def build_parser() -> argparse.ArgumentParser:
                                "never over the scenario")
     timeline.add_argument("--release", help="draw the scenario at this Kafka release instead of its semantics, e.g. 3.0")
     timeline.set_defaults(func=cmd_timeline)
+
+    describe = sub.add_parser("describe", help="print a graph's topology as Kafka's Topology#describe() does",
+                              description="Print the sub-topologies, processors (with Kafka's generated names), "
+                                          "stores and repartition topics of a topology graph, as the same DSL "
+                                          "program's Topology#describe() prints them, to diff against what your "
+                                          "application prints.")
+    describe.add_argument("file", help="a scenario file with a topology graph")
+    describe.add_argument("--release", help="describe the graph at this Kafka release instead of its semantics")
+    describe.set_defaults(func=cmd_describe)
 
     rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases",
                            description="With no release: every rule kssim models, the releases it holds in and "

@@ -210,7 +210,16 @@ class GraphTopology:
     """A topology graph: nodes in list order (the DSL call order)."""
 
     nodes: tuple
+    #: the graph as written (the JSON list), for what reads the DSL program itself (``kssim describe``)
+    source: tuple = attrs.field(default=(), eq=False)
     operator: str = attrs.field(default="graph", init=False)
+
+    def describe(self, release: str = "3.9") -> str:
+        """The text Kafka's ``Topology#describe()`` prints for this DSL program
+        (:func:`reference.model.graph.describe.describe_graph`)."""
+        from reference.model.graph.describe import describe_graph
+
+        return describe_graph(list(self.source), release)
 
     @property
     def source_topics(self) -> tuple:
@@ -442,7 +451,7 @@ def parse_graph(obj, fail, where: str = "topology") -> GraphTopology:
     ids: dict = {}
     for index, item in enumerate(items):
         nodes.append(_parse_node(item, index, nodes, ids, fail, f"{where}.graph[{index}]"))
-    graph = GraphTopology(tuple(nodes))
+    graph = GraphTopology(tuple(nodes), tuple(items))
     _check_topics(graph, fail, where)
     return graph
 
