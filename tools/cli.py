@@ -96,6 +96,8 @@ def _print_drops(scenario, result, args, several):
         for d in result.drops:
             obj = {"drop": str(d.reason), "input": d.input_index,
                    "why": d.why.describe() if d.why is not None else None}
+            if d.node is not None:
+                obj["node"] = d.node
             if several:
                 obj = {"scenario": scenario.name, **obj}
             print(json_line(obj))
@@ -108,7 +110,8 @@ def _print_drops(scenario, result, args, several):
 def explain_drop(scenario, d) -> str:
     """``--drops``' line for the drop ``d`` (also the pytest plugin's explanation)."""
     why = f": {d.why.describe()}" if d.why is not None else ""
-    return f"{describe_input(scenario, d.input_index)}: {d.reason}{why}"
+    node = f" at {d.node}" if d.node is not None else ""
+    return f"{describe_input(scenario, d.input_index)}: {d.reason}{node}{why}"
 
 
 def with_schedule(scenario, text: str):

@@ -134,6 +134,7 @@ class WindowedAggregate(Processor):
         self.forwarding = ForwardingContext(ctx, self)
 
     def process(self, key, value, ts, why=None):
+        self.forwarding.incoming = why
         self.operator.process("input", key, value, ts, self.forwarding)
 
     def get(self, key, key_id):

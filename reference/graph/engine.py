@@ -15,6 +15,7 @@ session, suppress and subscription stores as Kafka's JSON bytes do.
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from functools import partial
 
 import attrs
@@ -36,6 +37,12 @@ from reference.joins.table_source import make_store
 from reference.runtime.engine import TaskContext
 from reference.runtime.operators import builder_for
 from reference.suppress.processor import KTableSuppressProcessor
+
+
+#: when set to a list, every record a graph task takes (an input, then the internal-topic records it
+#: caused) is appended as ``(topic, key, value, ts, input index, stream time after it)``: the
+#: records ``kssim timeline`` draws on internal topics (``tools/timeline/model.py``)
+TAKEN: ContextVar = ContextVar("graph_taken", default=None)
 
 
 class GraphContext(TaskContext):
@@ -87,6 +94,9 @@ class GraphTask:
         if ts > ctx.stream_time:
             ctx.stream_time = ts
         ctx.current_topic = topic
+        taken = TAKEN.get()
+        if taken is not None:
+            taken.append((topic, key, value, ts, ctx.input_index, ctx.stream_time))
         for receiver in self.receivers[topic]:
             receiver(key, value, ts, why)
         if self.cache is not None:
@@ -126,8 +136,7 @@ class GraphTask:
                 parent.children.append(target)
                 continue
             if edge.repartition not in sinks:
-                sink = sn.RepartitionSink(f"{parent.name} -> {edge.repartition}", self.ctx, edge.repartition,
-                                          edge.drops_null_keys)
+                sink = sn.RepartitionSink(edge.repartition, self.ctx, edge.repartition, edge.drops_null_keys)
                 sinks[edge.repartition] = sink
                 parent.children.append(sink.process)
             self._receive(edge.repartition, target)

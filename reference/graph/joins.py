@@ -45,9 +45,11 @@ class StreamStreamJoin(Processor):
         self.forwarding = ForwardingContext(ctx, self, stream=True)
 
     def process(self, key, value, ts, why=None):
+        self.forwarding.incoming = why
         self.operator.process("left", key, value, ts, self.forwarding)
 
     def process_other(self, key, value, ts, why=None):
+        self.forwarding.incoming = why
         self.operator.process("right", key, value, ts, self.forwarding)
 
 
@@ -76,6 +78,7 @@ class StreamTableJoin(Processor):
         self.forwarding = ForwardingContext(ctx, self, stream=True)
 
     def process(self, key, value, ts, why=None):
+        self.forwarding.incoming = why
         self.join.process("left", key, value, ts, self.forwarding)
 
     def process_other(self, key, change, ts, why=None):
@@ -200,6 +203,7 @@ class ForeignKeyJoin(Processor):
             self.drop(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE, f"{show(key)}@{ts} is not the newest version of its "
                       "key: no subscription sent", "SubscriptionSendProcessorSupplier, KIP-914")
             return
+        self.forwarding.incoming = why
         self.send.process(key, identity_of(key), change.new, change.old, ts, self.forwarding)
 
     def process_other(self, key, change, ts, why=None):
@@ -207,9 +211,11 @@ class ForeignKeyJoin(Processor):
         if key is None:
             return
         self.applied.change = (change.old, change.latest)
+        self.forwarding.incoming = why
         self.foreign.process(key, change.new, ts, self.forwarding)
 
     def receive_internal(self, topic, key, value, ts, why=None):
+        self.forwarding.incoming = None  # the FK stages carry their own trace across the internal topics
         if topic == SUBSCRIPTION_TOPIC:
             self.receive.process(key, value, ts, self.forwarding)
         else:

@@ -51,7 +51,8 @@ class Processor:
 
     def drop(self, reason: DropReason, text: str = "", ref: str = ""):
         ctx = self.ctx
-        ctx.drop(reason, Why(reason.code, f"{self.name}: {text}", ref=ref) if ctx.explain and text else None)
+        ctx.drop(reason, Why(reason.code, f"{self.name}: {text}", ref=ref) if ctx.explain and text else None,
+                 self.name)
 
 
 def hop(why, node: str, rule: str, text: str) -> Why:
@@ -189,8 +190,8 @@ class RepartitionSink(Processor):
                       "KStreamImpl#createRepartitionedSource, InternalStreamsBuilder#rewriteRepartitionNodes (KIP-962)")
             return
         self.ctx.send_internal(self.topic, key, value, ts,
-                               self.hop(why, "pass", f"through repartition topic {self.topic}")
-                               if self.ctx.explain else None)
+                               self.hop(why, "pass", "written to this repartition topic, read back when the heap "
+                                                     "of internal queues gives it") if self.ctx.explain else None)
 
 
 class TopicSink(Processor):

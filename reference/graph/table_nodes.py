@@ -43,10 +43,11 @@ def identity_of(key):
 class MaterializedTableSource(Processor):
     """``KTableSource`` with a store (see the module docstring)."""
 
-    __slots__ = ("source", "send_old", "rows", "store", "cache")
+    __slots__ = ("source", "send_old", "rows", "store", "cache", "node_ctx")
 
     def __init__(self, name, ctx, store, send_old: bool, emit_on_change: bool):
         super().__init__(name, ctx)
+        self.node_ctx = ForwardingContext(ctx, self)  # the source's drops are named after the node
         self.source = TableSource(name, store, send_old, emit_on_change=emit_on_change)
         self.store = store
         self.send_old = send_old
@@ -62,13 +63,14 @@ class MaterializedTableSource(Processor):
         key_id = None if key is None else identity_of(key)
         cache = self.cache
         prior = None if cache is None or key is None else self.rows.get(key_id)
-        change = self.source.update(key, key_id, value, ts, ctx)
+        self.node_ctx.incoming = why
+        change = self.source.update(key, key_id, value, ts, self.node_ctx)
         if change is None:
             return  # dropped by the source (reason recorded there)
         old, latest = change
         if ctx.explain:
-            why = Why("table_update", f"{self.name} {show(key)}:{show(value)}@{ts}"
-                      + (f" (old {show(old)})" if self.send_old else ""))
+            text = f"{show(key)}:{show(value)}@{ts}" + (f" (old {show(old)})" if self.send_old else "")
+            why = Why("table_update", f"{self.name} {text}") if why is None else self.hop(why, "table_update", text)
         if cache is not None:
             cache.put(key, key_id, value, None if prior is None else prior[0], ts, why)
             return
@@ -95,7 +97,8 @@ class PassThroughTableSource(Processor):
                                            "('Skipping record due to null key')", "KTableSource")
             return
         if self.ctx.explain:
-            why = Why("table_update", f"{self.name} {show(key)}:{show(value)}@{ts}")
+            text = f"{show(key)}:{show(value)}@{ts}"
+            why = Why("table_update", f"{self.name} {text}") if why is None else self.hop(why, "table_update", text)
         self.forward(key, Change(value, None, True), ts, why)
 
 
@@ -197,23 +200,42 @@ class TableGroupBy(Processor):
 
 class ForwardingContext:
     """The task context as a format-1 operator sees it inside a graph: what it emits is forwarded
-    to the graph node's children as a table change; everything else is the task's context."""
+    to the graph node's children (as a table change unless the result is a stream), its
+    explanation following the path of the record being processed (``incoming``); what it drops is
+    named after the node; everything else is the task's context."""
 
-    __slots__ = ("_ctx", "_node", "_stream")
+    __slots__ = ("_ctx", "_node", "_stream", "incoming")
 
     def __init__(self, ctx, node: Processor, stream: bool = False):
         self._ctx = ctx
         self._node = node
         self._stream = stream  # the operator's result is a KStream: plain values, not changes
+        self.incoming = None  # the Why of the record the operator is processing (explanations only)
 
     def __getattr__(self, name):
         return getattr(self._ctx, name)
 
+    def _path(self, why):
+        if why is None:
+            return None
+        step = f"{self._node.name}: {why.text}"
+        incoming = self.incoming
+        text = step if incoming is None else f"{incoming.text} -> {step}"
+        return Why(why.rule, text, tuple(why.joined) + (() if incoming is None else tuple(incoming.joined)),
+                   ref=why.ref, window=why.window)
+
     def emit(self, key, value, ts, why=None, old_value=NO_OLD_VALUE, topic=None):
+        why = self._path(why)
         if self._stream:
             self._node.forward(key, value, ts, why)
         else:
             self._node.forward(key, Change(value, None if old_value is NO_OLD_VALUE else old_value), ts, why)
+
+    def drop(self, reason, why=None):
+        self._ctx.drop(reason, self._path(why), self._node.name)
+
+    def fail(self, code, why=None):
+        self._ctx.fail(code, self._path(why))
 
 
 class Suppress(Processor):
@@ -227,4 +249,5 @@ class Suppress(Processor):
         self.forwarding = ForwardingContext(ctx, self)
 
     def process(self, key, change, ts, why=None):
-        self.processor.process(key, change.new, change.old, ts, why, self.ctx.current_topic, self.forwarding)
+        self.forwarding.incoming = why
+        self.processor.process(key, change.new, change.old, ts, None, self.ctx.current_topic, self.forwarding)

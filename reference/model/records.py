@@ -66,6 +66,8 @@ class Drop:
     input_index: int
     reason: object
     why: object = attrs.field(default=None, eq=False)
+    #: the graph node that dropped it (``graph[3] join``); None for a single-operator topology
+    node: object = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

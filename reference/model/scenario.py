@@ -243,6 +243,9 @@ class _Loader:
         caching = obj.get("caching", False)
         if not isinstance(caching, bool):
             raise self.fail("config.caching", f"must be true or false, got {caching!r}")
+        if caching and operator != "graph":
+            raise self.fail("config.caching", "record caches are modelled for topology graphs; a single "
+                                              f"{operator} runs with caches off (statestore.cache.max.bytes 0)")
         return RunConfig(order=order, store=store, partitions=dict(partitions), emit_interval_ms=interval,
                          delivery=delivery, seed=seed, schedule=None if schedule is None else tuple(schedule),
                          global_table=global_table, caching=caching)

@@ -88,12 +88,13 @@ class TaskContext:
             partition = self.task_id if key is None else partition_for(key, self.config.task_count)
         self.internal.append((topic, key, value, ts, partition))
 
-    def drop(self, reason: DropReason, why: Optional[Why] = None):
-        """The current input was dropped or ignored (wholly, or by one processor) for ``reason``."""
+    def drop(self, reason: DropReason, why: Optional[Why] = None, node: Optional[str] = None):
+        """The current input was dropped or ignored (wholly, or by one processor: a graph's ``node``)
+        for ``reason``."""
         if self.on_drop is not None:
             self.on_drop(self.input_index, reason, self.task_id)
         elif self.collect_drops:
-            self.drops.append(Drop(self.input_index, reason, why))
+            self.drops.append(Drop(self.input_index, reason, why, node))
 
     def fail(self, code: FailureCode, why: Optional[Why] = None):
         """Real Kafka Streams dies here (an exception escapes a processor): raises

@@ -195,3 +195,20 @@ def test_caching_merges_one_records_updates_and_forwards_no_tombstone_for_an_abs
     assert ("p", "x", None, 1, 0) in plain
     assert ("p", "x", None, 1, 0) not in cached
     assert ("p", "k", 1, 2, 1) in cached
+
+
+# --- explanations across nodes ---------------------------------------------------------------------
+
+def test_explain_gives_the_path_across_the_repartition_and_drops_name_their_node():
+    graph = [{"stream": "s"}, {"select_key": {"field": "g"}, "id": "r"}, {"table": "t", "id": "t"},
+             {"join": {"other": "t"}, "from": "r"}, {"to": "o"}]
+    inputs = [rec("t", "a", 1, 1), rec("s", "k", {"g": "a"}, 2), rec("s", "k", None, 3)]
+    result = run_scenario(scenario(graph, inputs), explain=True)
+    (out,) = result.outputs
+    text = out.why.text
+    hops = ["graph[0] stream", "graph[1] select_key: key -> a", "graph[3]-repartition", "graph[3] join"]
+    assert all(h in text for h in hops) and [text.index(h) for h in hops] == sorted(text.index(h) for h in hops)
+    # a null value re-keyed by a field has a null key: the filter before the topic drops it (inner join behind)
+    (drop,) = result.drops
+    assert (drop.input_index, drop.reason.code, drop.node) == (2, "null_key", "graph[3]-repartition")
+    assert run_scenario(scenario(graph, inputs)).drops[0].node == "graph[3]-repartition"  # without explanations too
