@@ -126,7 +126,8 @@ REKEYED_AGGREGATION = [{"stream": "s"}, {"select_key": {"field": "g"}}, {"group_
 def test_a_rekeyed_aggregation_gets_a_repartition_topic_that_drops_null_keys():
     plan = _plan(REKEYED_AGGREGATION)
     (edge,) = plan.nodes[2].children
-    assert edge.child == 3 and edge.repartition is not None and edge.drops_null_keys
+    assert edge.child == 3 and edge.drops_null_keys
+    assert edge.repartition == "KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition"  # Kafka's name
     assert plan.internal_topics == (edge.repartition,)
     plain = _plan([{"stream": "s"}, {"group_by_key": {}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}])
     assert plain.internal_topics == ()
@@ -206,9 +207,12 @@ def test_explain_gives_the_path_across_the_repartition_and_drops_name_their_node
     result = run_scenario(scenario(graph, inputs), explain=True)
     (out,) = result.outputs
     text = out.why.text
-    hops = ["graph[0] stream", "graph[1] select_key: key -> a", "graph[3]-repartition", "graph[3] join"]
+    # the repartition topic has the name Kafka gives it (Topology#describe)
+    hops = ["graph[0] stream", "graph[1] select_key: key -> a", "KSTREAM-KEY-SELECT-0000000001-repartition",
+            "graph[3] join"]
     assert all(h in text for h in hops) and [text.index(h) for h in hops] == sorted(text.index(h) for h in hops)
     # a null value re-keyed by a field has a null key: the filter before the topic drops it (inner join behind)
     (drop,) = result.drops
-    assert (drop.input_index, drop.reason.code, drop.node) == (2, "null_key", "graph[3]-repartition")
-    assert run_scenario(scenario(graph, inputs)).drops[0].node == "graph[3]-repartition"  # without explanations too
+    topic = "KSTREAM-KEY-SELECT-0000000001-repartition"
+    assert (drop.input_index, drop.reason.code, drop.node) == (2, "null_key", topic)
+    assert run_scenario(scenario(graph, inputs)).drops[0].node == topic  # without explanations too

@@ -83,6 +83,7 @@ def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan
         _check_release(node, nodes, profile)
     required = _repartition_required(nodes)
     edges, internal = _edges(nodes, required, profile)
+    edges, internal = _kafka_topic_names(graph, edges, internal)
     tables = _tables(nodes, profile)
     versioned = _versioned_lineage(nodes)
     plans = []
@@ -187,6 +188,35 @@ def _edges(nodes, required, profile):
             drops = topic is not None and _drops_null_keys(node, up, relaxed, profile)
             edges[up_index].append(Edge(node.index, port, topic, drops))
     return edges, internal
+
+
+def _kafka_topic_names(graph: GraphTopology, edges, internal):
+    """The repartition topics under the names Kafka generates for them (``...-repartition`` after
+    the processor or store that made them, :mod:`reference.model.graph.describe`'s model of the
+    built topology), so explanations and pictures say what ``Topology#describe()`` says. A graph
+    the model cannot name (one built in code, without its JSON) keeps kssim's names."""
+    if not graph.source:
+        return edges, internal
+    from reference.model.graph.describe import TopicKind, build_topology
+
+    try:
+        topology = build_topology(list(graph.source))
+    except Exception:  # the names are for people; the semantics do not depend on them
+        return edges, internal
+    made = {}
+    for topic in topology.internal_topics.values():
+        if topic.kind is TopicKind.REPARTITION and topic.graph_node is not None:
+            made.setdefault(topic.graph_node, []).append(topic.name)
+    renamed = {}
+    for name in internal:
+        consumer = int(name[len("graph["):name.index("]")])
+        names = made.get(consumer, [])
+        if names:
+            renamed[name] = names.pop(0)
+    if len(set(renamed.values())) != len(renamed):
+        return edges, internal
+    edges = [[attrs.evolve(e, repartition=renamed.get(e.repartition, e.repartition)) for e in out] for out in edges]
+    return edges, [renamed.get(name, name) for name in internal]
 
 
 # --- old values, value getters, materialization ---------------------------------------------------
