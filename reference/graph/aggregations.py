@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from reference.graph.stream_nodes import Change, Processor
 from reference.graph.table_nodes import ForwardingContext, identity_of
-from reference.model.codes import DropReason
+from reference.model.codes import DropReason, FailureCode
 from reference.runtime.explain import show
 from reference.stores.kv_store import KeyValueStore
 
@@ -31,19 +31,25 @@ class StreamAggregate(Processor):
     """``KStreamAggregate`` / ``KStreamReduce`` of one task (a reduce is an aggregation without
     initializer, :class:`reference.model.aggregations.Aggregation`)."""
 
-    __slots__ = ("aggregation", "send_old", "store", "rows", "cache")
+    __slots__ = ("aggregation", "send_old", "store", "rows", "cache", "ts_max", "skips_null_values",
+                 "null_key_fatal")
     cacheable = True
 
-    def __init__(self, name, ctx, aggregation, send_old: bool):
+    def __init__(self, name, ctx, aggregation, send_old: bool, profile):
         super().__init__(name, ctx)
         self.aggregation = aggregation
         self.send_old = send_old
         self.store = KeyValueStore()
         self.rows = self.store.rows
         self.cache = None  # a NamedCache when record caches are on
+        self.ts_max = profile.output_ts_max  # KAFKA-6455 (2.3): max(record ts, aggregate ts)
+        self.skips_null_values = profile.stream_aggregate_skips_null_values  # KAFKA-6451 (1.1)
+        self.null_key_fatal = not profile.stream_aggregate_null_key_skipped  # 0.10.0
 
     def process(self, key, value, ts, why=None):
-        if key is None or value is None:
+        if key is None and self.null_key_fatal:
+            self.ctx.fail(FailureCode.AGGREGATION_NULL_KEY)
+        if key is None or (value is None and self.skips_null_values):
             reason = DropReason.NULL_KEY if key is None else DropReason.NULL_VALUE
             self.drop(reason, f"{show(key)}:{show(value)}@{ts} has a null {'key' if key is None else 'value'}: "
                               "skipped by the aggregation ('Skipping record due to null key or value')",
@@ -56,12 +62,13 @@ class StreamAggregate(Processor):
             # the old value of a key's first update is the initializer's result (null for a reduce):
             # KStreamAggregate reads "oldAgg = initializer" before adding
             old = aggregation.initial()
-            new = aggregation.add(key, value, old)
+            new = old if value is None else aggregation.add(key, value, old)
             new_ts = ts
         else:
             old = row[0]
-            new = aggregation.add(key, value, old)
-            new_ts = ts if ts > row[1] else row[1]
+            # before 1.1 a null value re-stores and re-forwards the current aggregate
+            new = old if value is None else aggregation.add(key, value, old)
+            new_ts = ts if ts > row[1] or not self.ts_max else row[1]
         self.store.put(key_id, new, new_ts, self.ctx.input_index)
         if self.ctx.explain:
             why = self.hop(why, "aggregate", f"{aggregation.name} of {show(key)}: {show(old)} + {show(value)} = "
@@ -78,11 +85,12 @@ class StreamAggregate(Processor):
 class TableAggregate(Processor):
     """``KTableAggregate`` / ``KTableReduce`` of one task: adder and subtractor."""
 
-    __slots__ = ("aggregation", "subtract", "send_old", "store", "rows", "cache")
+    __slots__ = ("aggregation", "subtract", "send_old", "store", "rows", "cache", "ts_max")
     cacheable = True
 
-    def __init__(self, name, ctx, aggregation, subtract, send_old: bool):
+    def __init__(self, name, ctx, aggregation, subtract, send_old: bool, profile):
         super().__init__(name, ctx)
+        self.ts_max = profile.output_ts_max  # KAFKA-6455 (2.3): max(record ts, aggregate ts)
         self.aggregation = aggregation
         self.subtract = subtract  # (aggregate, value) -> aggregate
         self.send_old = send_old
@@ -98,7 +106,7 @@ class TableAggregate(Processor):
         key_id = identity_of(key)
         row = self.rows.get(key_id)
         old = None if row is None else row[0]
-        new_ts = ts if row is None or ts > row[1] else row[1]
+        new_ts = ts if row is None or ts > row[1] or not self.ts_max else row[1]
         steps = []
         agg = old
         if change.old is not None and old is not None:

@@ -78,7 +78,7 @@ class GraphTask:
         self.processors: list = []
         self.receivers: dict = {}  # topic (source or internal) -> the process methods it feeds
         self.queues = InternalQueues()
-        self.cache = RecordCache() if config.caching else None
+        self.cache = RecordCache(profile.record_cache_skips_null_changes) if config.caching else None
 
     def process(self, topic, key, value, ts, ctx):
         if self.ctx is None:
@@ -161,7 +161,7 @@ class GraphTask:
         if isinstance(op, FilterOp):
             predicate = ex.compile_pred(op.predicate)
             if table:
-                skip = node_plan.send_old_values and not node_plan.versioned
+                skip = node_plan.send_old_values and not node_plan.versioned and profile.ktable_filter_skips_null_changes
                 return tn.TableFilter(name, ctx, predicate, op.negate, node_plan.send_old_values, skip, up)
             return sn.StreamFilter(name, ctx, predicate, op.negate)
         if isinstance(op, MapValuesOp):
@@ -180,7 +180,7 @@ class GraphTask:
                 versioned = node_plan.versioned or self.plan.nodes[node.upstream].versioned
                 return tn.TableGroupBy(name, ctx, ex.compile_expr(op.key), ex.compile_expr(op.value),
                                        profile.table_group_by_single_record,
-                                       profile.versioned_tables and versioned)
+                                       profile.versioned_tables and versioned, profile.table_group_by_subtract_first)
             return sn.SelectKey(name, ctx, ex.compile_expr(op.key))
         if isinstance(op, (MergeOp, GroupByKeyOp, WindowedByOp, RepartitionOp)):
             return sn.PassThrough(name, ctx)
@@ -211,9 +211,10 @@ class GraphTask:
             return aggregations.WindowedAggregate(name, self.ctx, operator)
         aggregation = aggregation_of_node(op)
         if upstream_kind is Kind.GROUPED_TABLE:
-            subtract = fn.graph_subtractor(op.type.value, op.function)
-            return aggregations.TableAggregate(name, self.ctx, aggregation, subtract, node_plan.send_old_values)
-        return aggregations.StreamAggregate(name, self.ctx, aggregation, node_plan.send_old_values)
+            subtract = op.subtractor if op.subtractor is not None else fn.graph_subtractor(op.type.value, op.function)
+            return aggregations.TableAggregate(name, self.ctx, aggregation, subtract, node_plan.send_old_values,
+                                               self.profile)
+        return aggregations.StreamAggregate(name, self.ctx, aggregation, node_plan.send_old_values, self.profile)
 
     def _suppress_processor(self, node_plan, op):
         spec = attrs.evolve(self._windowed_spec_above(node_plan.node.upstream) or _PLAIN_KEYS, suppress=op.spec)

@@ -160,14 +160,16 @@ class TableMapValues(Processor):
 class TableGroupBy(Processor):
     """``KTableRepartitionMap`` (see the module docstring); its children are the repartition sink."""
 
-    __slots__ = ("key_mapper", "value_mapper", "single_record", "drop_not_latest")
+    __slots__ = ("key_mapper", "value_mapper", "single_record", "drop_not_latest", "subtract_first")
 
-    def __init__(self, name, ctx, key_mapper, value_mapper, single_record: bool, drop_not_latest: bool):
+    def __init__(self, name, ctx, key_mapper, value_mapper, single_record: bool, drop_not_latest: bool,
+                 subtract_first: bool = True):
         super().__init__(name, ctx)
         self.key_mapper = key_mapper
         self.value_mapper = value_mapper
         self.single_record = single_record
         self.drop_not_latest = drop_not_latest
+        self.subtract_first = subtract_first  # [table_group_by_subtract_first]: 0.10.0 added first
 
     def _pair(self, key, value):
         return self.key_mapper(key, value), self.value_mapper(key, value)
@@ -190,12 +192,18 @@ class TableGroupBy(Processor):
                          self.hop(why, "pass", f"re-grouped under {show(new[0])}: one record, subtract and add "
                                                "(KIP-904)") if explain else None)
             return
-        if old_ok:
-            self.forward(old[0], Change(None, old[1]), ts,
-                         self.hop(why, "pass", f"subtract {show(old[1])} from group {show(old[0])}") if explain else None)
+        if old_ok and self.subtract_first:
+            self._subtract(old, ts, why)
         if new_ok:
             self.forward(new[0], Change(new[1], None), ts,
                          self.hop(why, "pass", f"add {show(new[1])} to group {show(new[0])}") if explain else None)
+        if old_ok and not self.subtract_first:
+            self._subtract(old, ts, why)
+
+    def _subtract(self, old, ts, why):
+        self.forward(old[0], Change(None, old[1]), ts,
+                     self.hop(why, "pass", f"subtract {show(old[1])} from group {show(old[0])}")
+                     if self.ctx.explain else None)
 
 
 class ForwardingContext:

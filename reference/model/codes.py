@@ -122,6 +122,10 @@ class FailureCode(_CodedEnum):
         "NullPointerException: restoring the GlobalKTable at start-up hit a null-key record of its topic "
         "(0.10.2, KAFKA-5047)")
     #: The ``sum`` aggregation was given a null value: unboxing it throws.
+    #: 0.10.0's KStreamAggregate / KStreamReduce throw on a null key.
+    AGGREGATION_NULL_KEY = (
+        "aggregation_null_key", "StreamsException thrown by KStreamAggregate/KStreamReduce (0.10.0)",
+        "StreamsException: a grouped stream's aggregation got a record with a null key (Kafka 0.10.0)")
     AGGREGATOR_NULL_VALUE = (
         "aggregator_null_value", "NullPointerException thrown by the aggregator",
         "NullPointerException: the sum aggregator was given a null value (Long unboxing)")

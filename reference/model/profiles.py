@@ -203,6 +203,23 @@ RULES = (
     Rule("in_memory_window_stores", "2.3", "KAFKA-4730, KAFKA-8029 (InMemoryWindowStore, InMemorySessionStore)",
          "Stores.inMemoryWindowStore / inMemorySessionStore exist, so a windowed aggregation can keep its windows "
          "in memory"),
+    Rule("ktable_filter_skips_null_changes", "0.10.1", "KAFKA-3902 (KTableFilter, in 0.10.0.1)",
+         "a KTable#filter with old values forwards nothing when both the new and the old value are filtered "
+         "out; 0.10.0.0 forwarded Change(null, null)"),
+    Rule("ktable_source_lazy_materialization", "2.2", "KAFKA-6036 (KTableSource)",
+         "builder.table() gets a store only when a value getter or old values need one; before, every table "
+         "source was materialized (and, with record caches, cached)"),
+    Rule("table_group_by_subtract_first", "0.10.1", "KAFKA-3817 (KTableRepartitionMap)",
+         "KTable#groupBy sends the subtract record of the old value before the add record of the new one; "
+         "0.10.0 sent the add first"),
+    Rule("stream_aggregate_skips_null_values", "1.1", "KAFKA-6451 (KStreamAggregate, KStreamReduce)",
+         "a grouped stream's aggregation skips a record with a null value; before, it stored and forwarded "
+         "the current aggregate again"),
+    Rule("stream_aggregate_null_key_skipped", "0.10.1", "KStreamAggregate (0.10.1)",
+         "a grouped stream's aggregation skips a null-key record; 0.10.0 threw a StreamsException"),
+    Rule("record_cache_skips_null_changes", "2.2", "KAFKA-7652 (CachingKeyValueStore#putAndMaybeForward)",
+         "a cache flush forwards nothing for a key whose new and old values are both null (a tombstone for a "
+         "key the store never held); before, it forwarded Change(null, null)"),
     Rule("ktable_filter_old_values_if_materialized", "2.7", "KAFKA-10077 (KTableFilter constructor)",
          "KTable#filter asks its parent for old values without forcing materialization: a filter on an "
          "aggregation or a materialized table sends old values and forwards no delete for a row that neither "

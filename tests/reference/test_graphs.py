@@ -216,3 +216,35 @@ def test_explain_gives_the_path_across_the_repartition_and_drops_name_their_node
     topic = "KSTREAM-KEY-SELECT-0000000001-repartition"
     assert (drop.input_index, drop.reason.code, drop.node) == (2, "null_key", topic)
     assert run_scenario(scenario(graph, inputs)).drops[0].node == topic  # without explanations too
+
+
+def test_caching_is_refused_where_kssim_does_not_model_it():
+    graph = [{"stream": "s"}, {"group_by_key": {}}, {"windowed_by": {"time": {"size_ms": 10, "grace_ms": 0}}},
+             {"count": {}}, {"to_stream": {}}, {"to": "o"}]
+    with pytest.raises(ScenarioError) as err:
+        scenario(graph, config={"caching": True})
+    assert err.value.where == "topology.graph[3].count" and "config.caching" in err.value.message
+
+
+# --- release rules of graphs ---------------------------------------------------------------------
+
+def test_before_1_1_a_stream_aggregation_reforwards_its_aggregate_on_a_null_value():
+    graph = [{"stream": "s"}, {"group_by_key": {}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}]
+    inputs = [rec("s", "k", "a", 1), rec("s", "k", None, 2)]
+    assert [o[1:4] for o in outputs(scenario(graph, inputs, "1.0"))] == [("k", 1, 1), ("k", 1, 2)]
+    assert [o[1:4] for o in outputs(scenario(graph, inputs, "1.1"))] == [("k", 1, 1)]
+
+
+def test_before_2_3_an_aggregation_result_has_the_records_timestamp():
+    graph = [{"stream": "s"}, {"group_by_key": {}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}]
+    inputs = [rec("s", "k", "a", 5), rec("s", "k", "b", 3)]
+    assert [o[3] for o in outputs(scenario(graph, inputs, "2.2"))] == [5, 3]
+    assert [o[3] for o in outputs(scenario(graph, inputs, "2.3"))] == [5, 5]
+
+
+def test_0_10_0_sends_the_add_record_of_a_table_group_by_first():
+    graph = [{"table": "t"}, {"group_by": {"key": {"field": "g"}, "value": {"field": "n"}}}, {"aggregate": "sum"},
+             {"to_stream": {}}, {"to": "o"}]
+    inputs = [rec("t", "k", {"g": "a", "n": 1}, 1), rec("t", "k", {"g": "b", "n": 5}, 2)]
+    assert [o[1:3] for o in outputs(scenario(graph, inputs, "0.10.0"))][1:] == [("b", 5), ("a", 0)]
+    assert [o[1:3] for o in outputs(scenario(graph, inputs, "0.10.1"))][1:] == [("a", 0), ("b", 5)]

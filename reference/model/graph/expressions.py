@@ -621,17 +621,23 @@ def reads_key(node) -> bool:
 
 def compile_expr(expr) -> Callable[[object, object], object]:
     """A function ``(key, value) -> JSON value or None`` evaluating ``expr`` (built once, see the
-    module docstring for the cost)."""
+    module docstring for the cost). A Python callable ``(key, value) -> value`` (a graph built by
+    the Python API, :mod:`reference.api`) is already that function and is returned as is."""
     compiler = _EXPR_COMPILERS.get(expr.__class__)
     if compiler is None:
+        if callable(expr):
+            return expr
         raise TypeError(f"not an expression: {expr!r}")
     return compiler(expr)
 
 
 def compile_pred(pred) -> Callable[[object, object], bool]:
-    """A function ``(key, value) -> bool`` evaluating ``pred``."""
+    """A function ``(key, value) -> bool`` evaluating ``pred``; a Python callable (the Python
+    API's predicates) is returned as is."""
     compiler = _PRED_COMPILERS.get(pred.__class__)
     if compiler is None:
+        if callable(pred):
+            return pred
         raise TypeError(f"not a predicate: {pred!r}")
     return compiler(pred)
 

@@ -181,7 +181,10 @@ def _pair(left, right):
 
 def graph_joiner(name: str, separator: str = "+") -> Callable[[object, object], object]:
     """The joiner ``(left, right) -> value``: ``pair`` is ``[left, right]``; ``concat`` is
-    ``TEXT(left) + separator + TEXT(right)`` (a missing side prints ``null``)."""
+    ``TEXT(left) + separator + TEXT(right)`` (a missing side prints ``null``). A Python callable
+    (the Python API's joiners) is returned as is."""
+    if callable(name):
+        return name
     if name == "pair":
         return _pair
     if name == "concat":

@@ -153,10 +153,13 @@ class AggregationType(enum.Enum):
 @attrs.frozen
 class AggregateOp:
     """``count()``, ``reduce(NAME)`` or ``aggregate(NAME)`` on a grouped or windowed stream or a
-    grouped table."""
+    grouped table. A graph built by the Python API may hold an
+    :class:`reference.model.aggregations.Aggregation` in ``function`` and, on a grouped table,
+    its subtractor ``(aggregate, value) -> aggregate`` in ``subtractor`` (None: the named one)."""
 
     type: AggregationType
-    function: str = "count"
+    function: object = "count"
+    subtractor: object = None
 
 
 @attrs.frozen

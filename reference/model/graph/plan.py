@@ -29,6 +29,7 @@ from typing import Optional
 
 import attrs
 
+from reference.model.aggregations import Aggregation
 from reference.model.errors import TopologyError
 from reference.model.graph import functions as fn
 from reference.model.graph.nodes import (AggregateOp, AggregationType, FilterOp, FlatMapValuesOp, GraphNode,
@@ -287,6 +288,11 @@ class _TableBuild:
 
 def _tables(nodes, profile) -> _TableBuild:
     tables = _TableBuild(nodes)
+    if not profile.ktable_source_lazy_materialization:
+        # before 2.2 (KAFKA-6036) every builder.table() source had a store
+        for node in nodes:
+            if isinstance(node.op, TableSourceOp):
+                tables.store[node.index] = True
     for node in nodes:
         tables.build(node, profile)
     return tables
@@ -328,7 +334,10 @@ def _operator_spec(node: GraphNode, nodes):
 
 
 def aggregation_of_node(op: AggregateOp):
-    """The :class:`reference.model.aggregations.Aggregation` an aggregation node applies."""
+    """The :class:`reference.model.aggregations.Aggregation` an aggregation node applies (the
+    node's own when the Python API put one there)."""
+    if isinstance(op.function, Aggregation):
+        return op.function
     if op.type is AggregationType.COUNT:
         return fn.graph_count()
     if op.type is AggregationType.REDUCE:
@@ -406,3 +415,19 @@ def _table_source_of(nodes, index) -> Optional[GraphNode]:
             return None
         node = nodes[node.upstream]
     return node
+
+
+def check_caching(graph: GraphTopology, profile, store: str = "rocksdb") -> None:
+    """Record caches are modelled on key-value stores (table sources, aggregations of grouped
+    streams and tables); a graph whose window or session stores, or foreign-key result store,
+    Kafka would cache is refused rather than run without them."""
+    plan = compile_graph(graph, profile, store)
+    for node_plan in plan.nodes:
+        node = node_plan.node
+        op = node.op
+        windowed = isinstance(op, AggregateOp) and graph.nodes[node.upstream].kind is Kind.WINDOWED_STREAM
+        fk_result = isinstance(op, JoinOp) and op.foreign_key is not None and node_plan.send_old_values
+        if windowed or fk_result:
+            what = "window and session stores" if windowed else "a foreign-key join's result store"
+            raise TopologyError(f"{node.where}.{node.name}", f"record caches on {what} are not modelled yet: "
+                                                           "run this graph with config.caching false")
