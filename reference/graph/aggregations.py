@@ -26,6 +26,8 @@ from reference.model.codes import DropReason, FailureCode
 from reference.runtime.explain import show
 from reference.stores.kv_store import KeyValueStore
 
+_new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new__ (hot path)
+
 
 class StreamAggregate(Processor):
     """``KStreamAggregate`` / ``KStreamReduce`` of one task (a reduce is an aggregation without
@@ -103,27 +105,38 @@ class TableAggregate(Processor):
             self.drop(DropReason.NULL_KEY, f"null:{show(change.new)}@{ts} has a null key: skipped by the "
                                            "aggregation ('Skipping record due to null key')", "KTableAggregate")
             return
-        key_id = identity_of(key)
-        row = self.rows.get(key_id)
-        old = None if row is None else row[0]
-        new_ts = ts if row is None or ts > row[1] or not self.ts_max else row[1]
-        steps = []
+        key_id = key if key.__class__ is str and key.isascii() else identity_of(key)
+        rows = self.rows
+        row = rows.get(key_id)
+        if row is None:
+            old = None
+            new_ts = ts
+        else:
+            old = row[0]
+            new_ts = ts if ts > row[1] or not self.ts_max else row[1]
         agg = old
-        if change.old is not None and old is not None:
-            agg = self.subtract(old, change.old)
-            steps.append(f"- {show(change.old)}")
-        if change.new is not None:
+        removed, added = change[1], change[0]
+        subtracted = removed is not None and old is not None
+        if subtracted:
+            agg = self.subtract(old, removed)
+        if added is not None:
             aggregation = self.aggregation
-            agg = aggregation.add(key, change.new, aggregation.initial() if agg is None else agg)
-            steps.append(f"+ {show(change.new)}")
-        self.store.put(key_id, agg, new_ts, self.ctx.input_index)
-        if self.ctx.explain:
+            agg = aggregation.add(key, added, aggregation.initial() if agg is None else agg)
+        ctx = self.ctx
+        if agg is None:
+            rows.pop(key_id, None)
+        else:
+            rows[key_id] = (agg, new_ts, ctx.input_index)  # KeyValueStore#put, inlined (hot path)
+        if ctx.explain:
+            steps = ([f"- {show(removed)}"] if subtracted else []) + ([f"+ {show(added)}"] if added is not None else [])
             why = self.hop(why, "aggregate", f"{self.aggregation.name} of {show(key)}: {show(old)} "
                                              f"{' '.join(steps)} = {show(agg)} at ts {new_ts}")
         if self.cache is not None:
             self.cache.put(key, key_id, agg, old, new_ts, why)
             return
-        self.forward(key, Change(agg, old if self.send_old else None), new_ts, why)
+        result = _new_tuple(Change, (agg, old if self.send_old else None, True))
+        for child in self.children:
+            child(key, result, new_ts, why)
 
     def get(self, key, key_id):
         return self.rows.get(key_id)

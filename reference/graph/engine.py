@@ -83,11 +83,15 @@ class GraphTask:
     def process(self, topic, key, value, ts, ctx):
         if self.ctx is None:
             self._build(ctx)
-        with keys.json_key_serde():
-            self._take(topic, key, value, ts, None)
+        previous = keys.set_json_key_serde(True)
+        try:
+            take = self._take
+            take(topic, key, value, ts, None)
             queues = self.queues
             while queues:
-                self._take(*queues.take())
+                take(*queues.take())
+        finally:
+            keys.set_json_key_serde(previous)
 
     def _take(self, topic, key, value, ts, why):
         ctx = self.ctx
@@ -101,15 +105,16 @@ class GraphTask:
             receiver(key, value, ts, why)
         if self.cache is not None:
             self.cache.commit()
-        self._commit()
+        if ctx.held:
+            self._commit()
 
     def _commit(self):
+        """The driver's capture after a commit: what was written to internal topics joins their queues."""
         ctx = self.ctx
-        held = ctx.held
-        if held:
-            ctx.held = []
-            for record in held:
-                self.queues.append(record)
+        held, ctx.held = ctx.held, []
+        append = self.queues.append
+        for record in held:
+            append(record)
 
     # --- building the processors from the plan ---------------------------------------------------
     def _build(self, ctx):

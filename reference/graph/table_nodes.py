@@ -34,6 +34,8 @@ from reference.model.keys import key_identity
 from reference.model.records import NO_OLD_VALUE
 from reference.runtime.explain import Why, show
 
+_new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new__ (hot path)
+
 
 def identity_of(key):
     """A key's identity (:func:`reference.model.keys.key_identity`), ASCII strings inline."""
@@ -74,7 +76,7 @@ class MaterializedTableSource(Processor):
         if cache is not None:
             cache.put(key, key_id, value, None if prior is None else prior[0], ts, why)
             return
-        self.forward(key, Change(value, old if self.send_old else None, latest), ts, why)
+        self.forward(key, _new_tuple(Change, (value, old if self.send_old else None, latest)), ts, why)
 
     def get(self, key, key_id):
         if self.rows is not None:
@@ -125,7 +127,7 @@ class TableFilter(Processor):
             return
         if self.ctx.explain:
             why = self.hop(why, "pass", f"new value {'passes' if new is not None else '-> null (delete)'}")
-        self.forward(key, Change(new, old, change.latest), ts, why)
+        self.forward(key, _new_tuple(Change, (new, old, change[2])), ts, why)
 
     def get(self, key, key_id):
         row = self.parent.get(key, key_id)
@@ -147,7 +149,7 @@ class TableMapValues(Processor):
         old = mapper(key, change.old) if self.send_old and change.old is not None else None
         if self.ctx.explain:
             why = self.hop(why, "pass", f"value -> {show(new)}")
-        self.forward(key, Change(new, old, change.latest), ts, why)
+        self.forward(key, _new_tuple(Change, (new, old, change[2])), ts, why)
 
     def get(self, key, key_id):
         row = self.parent.get(key, key_id)
@@ -188,20 +190,20 @@ class TableGroupBy(Processor):
                       "KTableRepartitionMap")
         explain = self.ctx.explain
         if self.single_record and new_ok and old_ok and json_equal(new[0], old[0]):
-            self.forward(new[0], Change(new[1], old[1]), ts,
+            self.forward(new[0], _new_tuple(Change, (new[1], old[1], True)), ts,
                          self.hop(why, "pass", f"re-grouped under {show(new[0])}: one record, subtract and add "
                                                "(KIP-904)") if explain else None)
             return
         if old_ok and self.subtract_first:
             self._subtract(old, ts, why)
         if new_ok:
-            self.forward(new[0], Change(new[1], None), ts,
+            self.forward(new[0], _new_tuple(Change, (new[1], None, True)), ts,
                          self.hop(why, "pass", f"add {show(new[1])} to group {show(new[0])}") if explain else None)
         if old_ok and not self.subtract_first:
             self._subtract(old, ts, why)
 
     def _subtract(self, old, ts, why):
-        self.forward(old[0], Change(None, old[1]), ts,
+        self.forward(old[0], _new_tuple(Change, (None, old[1], True)), ts,
                      self.hop(why, "pass", f"subtract {show(old[1])} from group {show(old[0])}")
                      if self.ctx.explain else None)
 
