@@ -17,6 +17,7 @@ from hypothesis import assume, strategies as st
 
 from reference.model.errors import KssimError
 from reference.model.keys import serialized_key
+from reference.model.topology import OPERATOR_KINDS
 from reference.model.scenario import scenario_from_dict
 
 from differential_tests.window_strategies import WINDOWED_OPERATORS, suppress_spec, window_caps, window_scenario
@@ -39,8 +40,7 @@ KEY_POOLS = {
     "lists": ([1], [1.0], [True], ["1"], [1, 2]),
     "nested": ({"k": [1]}, {"k": [True]}, [{"a": 1, "b": 0}], [{"b": 0, "a": 1}]),
 }
-OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join",
-             "session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
+OPERATORS = tuple(OPERATOR_KINDS)  # every format-1 operator, in the model's table order
 #: operators whose result is a KTable that ``KTable#suppress`` (untilTimeLimit) can follow
 TABLE_SUPPRESS_OPERATORS = ("table_table_join", "fk_join")
 

@@ -33,9 +33,10 @@ import copy
 from hypothesis import assume, strategies as st
 
 from reference.model.keys import partition_for
+from reference.model import topology
 from reference.model.profiles import legacy_window_grace
 
-WINDOWED_OPERATORS = ("session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
+WINDOWED_OPERATORS = topology.WINDOWED_OPERATORS
 AGGREGATIONS = ("count", "sum", "string_adder", "string_reduce", "list")
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 

@@ -26,14 +26,14 @@ from reference.model.errors import KssimError, ScenarioError, UnsupportedOperato
 from reference.model.records import NO_OLD_VALUE
 from reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
 from reference.model.scenario import find_scenario_files, load_scenario
+from reference.model.topology import OPERATOR_KINDS
 from tools.progress import progress_bar
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
-#: the operators ``kssim difftest`` generates cases for (``differential_tests.strategies.OPERATORS``,
-#: named here so that parsing arguments does not import Hypothesis)
-DIFFTEST_OPERATORS = ("stream_stream_join", "stream_table_join", "table_table_join", "fk_join", "global_table_join",
-                      "session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
+#: the operators ``kssim difftest`` generates cases for: every format-1 operator (read from the
+#: model's table, so that parsing arguments does not import Hypothesis)
+DIFFTEST_OPERATORS = tuple(OPERATOR_KINDS)
 
 
 def cmd_run(args) -> int:
@@ -318,7 +318,7 @@ def cmd_replay(args) -> int:
                      drops=args.drops, progress=progress)
     ignored = getattr(summary, "ignored", None) or {}
     skipped = "".join(f", {n:,} record{'s' if n != 1 else ''} of topic {t} skipped" for t, n in sorted(ignored.items()))
-    print(f"replayed {', '.join(args.input)} ({args.order}) through {scenario.topology.operator} "
+    print(f"replayed {', '.join(args.input)} ({scenario.config.order}) through {scenario.topology.operator} "
           f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
           f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} inputs dropped"
           f"{skipped}" + (f" (listed in {args.drops})" if args.drops is not None else ""))
@@ -437,8 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--output", "-o", required=True,
                         help="output file (.jsonl or .parquet) in an existing folder; never an input; written "
                              "atomically (an existing file is replaced only by a complete output)")
-    replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default="timestamp_sync",
-                        help="timestamp_sync (default): Kafka's order: each partition's records in offset order "
+    replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default=None,
+                        help="timestamp_sync (default; a topology graph: as_listed, the only order graphs take): "
+                             "Kafka's order: each partition's records in offset order "
                              "(given offsets must increase), and each task takes next the head record of its "
                              "partitions with the smallest timestamp, by the topology file's release (ties: the "
                              "topic declared first, then the lower partition); as_listed: TopologyTestDriver's "

@@ -93,12 +93,11 @@ class SuppressionPlan:
 
 
 def key_kind_of(spec) -> str:
-    """How the result keys of ``spec``'s operator are serialized (:data:`KEY_KINDS`)."""
-    if spec.operator == "session_aggregate":
-        return "session_window"
-    if spec.operator in ("window_aggregate", "sliding_aggregate", "windowed_table_join"):
-        return "time_window"
-    return "plain"
+    """How the result keys of ``spec``'s operator are serialized (:data:`KEY_KINDS`; the table of
+    operators says, ``reference.model.topology.OPERATOR_KINDS``)."""
+    from reference.model.topology import OPERATOR_KINDS
+
+    return OPERATOR_KINDS[spec.operator].key_kind
 
 
 def window_close_delay_ms(spec, profile: Profile) -> int:

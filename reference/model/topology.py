@@ -8,6 +8,7 @@ grace, APIs that did not exist yet).
 """
 from __future__ import annotations
 
+import enum
 from typing import Callable, Optional
 
 import attrs
@@ -299,39 +300,73 @@ class WindowedTableJoinSpec:
 WINDOWED_AGGREGATE_SPECS = (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)
 
 
-# Fields each operator accepts (besides "operator"); the scenario contract's table.
+class ResultKind(enum.Enum):
+    """What an operator's result is in Kafka's DSL."""
+
+    STREAM = "KStream"
+    TABLE = "KTable"
+    WINDOWED_TABLE = "windowed KTable"
+
+
+@attrs.frozen
+class OperatorKind:
+    """One row of the table of format-1 operators: its spec class, the fields its topology object
+    accepts (besides ``operator``), the input topics it reads, its result, how its result keys are
+    serialized (``plain``, ``time_window``, ``session_window``), the reference engine module whose
+    ``build`` makes its task processor, and its family (``join`` or ``window``)."""
+
+    name: str
+    spec: type
+    fields: tuple
+    input_topics: tuple
+    result: ResultKind
+    key_kind: str
+    reference_module: str
+    family: str
+
+
 _COMMON_JOIN_FIELDS = ("join", "joiner", "joiner_separator")
 _AGG_FIELDS = ("aggregation", "emit", "merge_separator", "send_old_values", "retention_ms", "suppress")
-OPERATOR_FIELDS = {
-    "stream_stream_join": _COMMON_JOIN_FIELDS + ("window", "window_api"),
-    "stream_table_join": _COMMON_JOIN_FIELDS + ("grace_ms", "table"),
-    "table_table_join": _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values", "suppress"),
-    "fk_join": _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values", "suppress"),
-    "global_table_join": _COMMON_JOIN_FIELDS + ("key_mapper",),
-    "session_aggregate": _AGG_FIELDS + ("gap_ms", "grace_ms"),
-    "window_aggregate": _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"),
-    "sliding_aggregate": _AGG_FIELDS + ("time_difference_ms", "grace_ms"),
-    "windowed_table_join": _COMMON_JOIN_FIELDS
-    + ("window", "left_aggregation", "right_aggregation", "shift_ms", "send_old_values", "merge_separator",
-       "suppress"),
-}
-#: operators whose result is a KStream: Kafka has no suppress for them
-STREAM_RESULT_OPERATORS = ("stream_stream_join", "stream_table_join", "global_table_join")
-#: operators whose result is a windowed KTable (``suppress(untilWindowCloses)`` applies)
-WINDOWED_RESULT_OPERATORS = ("session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
+_LR, _IN = ("left", "right"), ("input",)
+_S, _T, _W = ResultKind.STREAM, ResultKind.TABLE, ResultKind.WINDOWED_TABLE
 
+#: the one table of format-1 operators (graph nodes have theirs: reference.model.graph.nodes.OPERATIONS);
+#: every list of operators elsewhere is read from it
+OPERATOR_KINDS = {kind.name: kind for kind in (
+    OperatorKind("stream_stream_join", StreamStreamJoinSpec, _COMMON_JOIN_FIELDS + ("window", "window_api"), _LR, _S,
+                 "plain", "reference.joins.stream_stream", "join"),
+    OperatorKind("stream_table_join", StreamTableJoinSpec, _COMMON_JOIN_FIELDS + ("grace_ms", "table"), _LR, _S,
+                 "plain", "reference.joins.stream_table", "join"),
+    OperatorKind("table_table_join", TableTableJoinSpec,
+                 _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values", "suppress"), _LR, _T,
+                 "plain", "reference.joins.table_table", "join"),
+    OperatorKind("fk_join", ForeignKeyJoinSpec,
+                 _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values", "suppress"),
+                 _LR, _T, "plain", "reference.foreign_key.join", "join"),
+    OperatorKind("global_table_join", GlobalTableJoinSpec, _COMMON_JOIN_FIELDS + ("key_mapper",), _LR, _S,
+                 "plain", "reference.joins.global_table", "join"),
+    OperatorKind("session_aggregate", SessionAggregateSpec, _AGG_FIELDS + ("gap_ms", "grace_ms"), _IN, _W,
+                 "session_window", "reference.windows.session", "window"),
+    OperatorKind("window_aggregate", WindowAggregateSpec, _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"), _IN,
+                 _W, "time_window", "reference.windows.time_window", "window"),
+    OperatorKind("sliding_aggregate", SlidingAggregateSpec, _AGG_FIELDS + ("time_difference_ms", "grace_ms"), _IN,
+                 _W, "time_window", "reference.windows.sliding", "window"),
+    OperatorKind("windowed_table_join", WindowedTableJoinSpec,
+                 _COMMON_JOIN_FIELDS + ("window", "left_aggregation", "right_aggregation", "shift_ms",
+                                        "send_old_values", "merge_separator", "suppress"),
+                 _LR, _W, "time_window", "reference.windows.windowed_table_join", "window"),
+)}
+
+# views of the table, by the names the rest of kssim reads
+OPERATOR_FIELDS = {name: kind.fields for name, kind in OPERATOR_KINDS.items()}
+#: operators whose result is a KStream: Kafka has no suppress for them
+STREAM_RESULT_OPERATORS = tuple(n for n, k in OPERATOR_KINDS.items() if k.result is ResultKind.STREAM)
+#: operators whose result is a windowed KTable (``suppress(untilWindowCloses)`` applies)
+WINDOWED_RESULT_OPERATORS = tuple(n for n, k in OPERATOR_KINDS.items() if k.result is ResultKind.WINDOWED_TABLE)
+#: the operators of each family
+WINDOWED_OPERATORS = tuple(n for n, k in OPERATOR_KINDS.items() if k.family == "window")
 #: Input topics each operator reads.
-OPERATOR_INPUT_TOPICS = {
-    "stream_stream_join": ("left", "right"),
-    "stream_table_join": ("left", "right"),
-    "table_table_join": ("left", "right"),
-    "fk_join": ("left", "right"),
-    "global_table_join": ("left", "right"),
-    "windowed_table_join": ("left", "right"),
-    "session_aggregate": ("input",),
-    "window_aggregate": ("input",),
-    "sliding_aggregate": ("input",),
-}
+OPERATOR_INPUT_TOPICS = {name: kind.input_topics for name, kind in OPERATOR_KINDS.items()}
 
 
 def input_topics(topology) -> tuple:

@@ -7,30 +7,22 @@ kept per application instance (the 3.1-3.4.0 stream-stream clock, KAFKA-14862). 
 imported by their dotted path when a run first asks for the operator.
 
 Adding an operator family (FK joins, windowed aggregations, ...): put its modules in a new
-subpackage of ``reference/`` (as the joins live in :mod:`reference.joins`), keyed by the operator
-name of the scenario format (``reference.model.topology.OPERATOR_FIELDS``); its stores go to
-:mod:`reference.stores`. Then register each operator here, ``"operator_name":
-"reference.<family>.<module>"``, and add its spec and checks to :mod:`reference.model.topology`.
+subpackage of ``reference/`` (as the joins live in :mod:`reference.joins`); its stores go to
+:mod:`reference.stores`. Then add its row to the table of operators,
+``reference.model.topology.OPERATOR_KINDS`` (spec, fields, topics, result, module), and its checks
+to :mod:`reference.model.topology`.
 """
 from __future__ import annotations
 
 import importlib
 
 from reference.model.errors import UnsupportedOperator
+from reference.model.topology import OPERATOR_KINDS
 
-#: operator name -> the module whose ``build`` makes its task processor
-_MODULES = {
-    "stream_stream_join": "reference.joins.stream_stream",
-    "stream_table_join": "reference.joins.stream_table",
-    "table_table_join": "reference.joins.table_table",
-    "fk_join": "reference.foreign_key.join",
-    "global_table_join": "reference.joins.global_table",
-    "session_aggregate": "reference.windows.session",
-    "window_aggregate": "reference.windows.time_window",
-    "sliding_aggregate": "reference.windows.sliding",
-    "windowed_table_join": "reference.windows.windowed_table_join",
-    "graph": "reference.graph.engine",
-}
+#: operator name -> the module whose ``build`` makes its task processor (the model's table of
+#: operators, plus topology graphs)
+_MODULES = {name: kind.reference_module for name, kind in OPERATOR_KINDS.items()}
+_MODULES["graph"] = "reference.graph.engine"
 
 
 def supported_operators():

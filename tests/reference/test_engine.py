@@ -61,12 +61,12 @@ def test_default_partitioner_is_positive_modulo():
     assert partition_for("foobar", 7) == (-790332482 & 0x7FFFFFFF) % 7
 
 
-def test_every_registered_operator_module_builds_an_operator_of_the_scenario_format():
+def test_every_operator_of_the_model_table_and_graphs_have_a_reference_module():
     from reference.model.errors import UnsupportedOperator
-    from reference.model.topology import OPERATOR_FIELDS
+    from reference.model.topology import OPERATOR_KINDS
 
+    assert set(operators.supported_operators()) == set(OPERATOR_KINDS) | {"graph"}
     for name in operators.supported_operators():
-        assert name in OPERATOR_FIELDS
         assert operators._MODULES[name].startswith("reference.")
         assert callable(operators.builder_for(name))
     with pytest.raises(UnsupportedOperator):
