@@ -119,9 +119,11 @@ class TableAggregate(Processor):
         subtracted = removed is not None and old is not None
         if subtracted:
             agg = self.subtract(old, removed)
+        initialized = False
         if added is not None:
             aggregation = self.aggregation
-            agg = aggregation.add(key, added, aggregation.initial() if agg is None else agg)
+            initialized = agg is None
+            agg = aggregation.add(key, added, aggregation.initial() if initialized else agg)
         ctx = self.ctx
         if agg is None:
             rows.pop(key_id, None)
@@ -129,7 +131,8 @@ class TableAggregate(Processor):
             rows[key_id] = (agg, new_ts, ctx.input_index)  # KeyValueStore#put, inlined (hot path)
         if ctx.explain:
             steps = ([f"- {show(removed)}"] if subtracted else []) + ([f"+ {show(added)}"] if added is not None else [])
-            why = self.hop(why, "aggregate", f"{self.aggregation.name} of {show(key)}: {show(old)} "
+            start = f"{show(self.aggregation.initial())} (initializer)" if initialized else show(old)
+            why = self.hop(why, "aggregate", f"{self.aggregation.name} of {show(key)}: {start} "
                                              f"{' '.join(steps)} = {show(agg)} at ts {new_ts}")
         if self.cache is not None:
             self.cache.put(key, key_id, agg, old, new_ts, why)

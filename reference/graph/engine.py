@@ -141,7 +141,8 @@ class GraphTask:
                 parent.children.append(target)
                 continue
             if edge.repartition not in sinks:
-                sink = sn.RepartitionSink(edge.repartition, self.ctx, edge.repartition, edge.drops_null_keys)
+                sink = sn.RepartitionSink(edge.repartition, self.ctx, edge.repartition, edge.drops_null_keys,
+                                          self.profile.repartition_keeps_null_keys_for_relaxed_joins)
                 sinks[edge.repartition] = sink
                 parent.children.append(sink.process)
             self._receive(edge.repartition, target)

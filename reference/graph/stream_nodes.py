@@ -51,8 +51,8 @@ class Processor:
 
     def drop(self, reason: DropReason, text: str = "", ref: str = ""):
         ctx = self.ctx
-        ctx.drop(reason, Why(reason.code, f"{self.name}: {text}", ref=ref) if ctx.explain and text else None,
-                 self.name)
+        # the node is named by the drop itself (Drop.node); the text says what happened there
+        ctx.drop(reason, Why(reason.code, text, ref=ref) if ctx.explain and text else None, self.name)
 
 
 def hop(why, node: str, rule: str, text: str) -> Why:
@@ -176,18 +176,24 @@ class RepartitionSink(Processor):
     current record is done. ``drops_null_keys``: the filter drops null-key records (the plan's
     :func:`reference.model.graph.plan._drops_null_keys`: KIP-962's rewrite)."""
 
-    __slots__ = ("topic", "drops_null_keys")
+    __slots__ = ("topic", "drops_null_keys", "relaxed_joins_keep")
 
-    def __init__(self, name, ctx, topic, drops_null_keys: bool):
+    def __init__(self, name, ctx, topic, drops_null_keys: bool, relaxed_joins_keep: bool = True):
         super().__init__(name, ctx)
         self.topic = topic
         self.drops_null_keys = drops_null_keys
+        self.relaxed_joins_keep = relaxed_joins_keep  # [repartition_keeps_null_keys_for_relaxed_joins] holds
 
     def process(self, key, value, ts, why=None):
         if key is None and self.drops_null_keys:
+            if self.relaxed_joins_keep:
+                rule = "no left or outer join lies downstream (repartition_keeps_null_keys_for_relaxed_joins)"
+                ref = "InternalStreamsBuilder#rewriteRepartitionNodes (KIP-962)"
+            else:
+                rule = "before 3.7 the filter before every repartition topic drops null keys"
+                ref = "KStreamImpl#createRepartitionedSource (key != null)"
             self.drop(DropReason.NULL_KEY, f"null:{show(value)}@{ts} has a null key: dropped by the filter before "
-                      f"repartition topic {self.topic} (no left/outer join downstream)",
-                      "KStreamImpl#createRepartitionedSource, InternalStreamsBuilder#rewriteRepartitionNodes (KIP-962)")
+                      f"repartition topic {self.topic}: {rule}", ref)
             return
         self.ctx.send_internal(self.topic, key, value, ts,
                                self.hop(why, "pass", "written to this repartition topic, read back when the heap "
