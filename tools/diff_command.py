@@ -10,6 +10,11 @@ order. The explanation of the records around the first divergence always comes f
 reference engine (the Spark backend does not explain), re-run with explanations only up to the
 records shown, so the report is the same whichever engine predicted the output.
 
+A topology graph writes several sink topics: the comparison takes kssim's records of one of them
+(``--sink``, default the graph's only sink topic: ``captures.chosen_output_topic``), ``--output``
+gets them all. Graphs are processed as listed and predicted on the reference engine only (the
+Spark backend refuses them before any work: ``engines.check_engine_runs``).
+
 Nothing is written unless ``--output`` asks for kssim's predicted output, which is refused before
 any work as ``kssim replay`` refuses it (``record_files.check_output_path``) and written atomically.
 Exit codes: 0 the capture matches, 1 a divergence, 2 invalid input.
@@ -22,8 +27,9 @@ import shutil
 import tempfile
 
 from reference.model import diff as model_diff
-from reference.model.captures import add_capture_options, capture_options_from, input_paths, open_captures
-from reference.model.engines import ENGINES, replay, stream_reference_outputs
+from reference.model.captures import (add_capture_options, capture_options_from, chosen_output_topic, input_paths,
+                                      open_captures)
+from reference.model.engines import ENGINES, check_engine_runs, replay, stream_reference_outputs
 from reference.model.errors import KssimError
 from reference.model.record_files import check_output_path, counted, load_replay_topology, open_output
 from reference.model.render import json_line, sends_old_values, show
@@ -48,8 +54,13 @@ def add_diff_parser(sub) -> None:
                       help="exact (default): every record in order, per output partition; latest_value_per_key: "
                            "only the final value of each key (outputs captured with record caching on, which "
                            "kssim does not model)")
-    diff.add_argument("--order", choices=("as_listed", "timestamp_sync"), default="timestamp_sync",
-                      help="how the inputs are processed, as for kssim replay (default timestamp_sync)")
+    diff.add_argument("--order", choices=("as_listed", "timestamp_sync"), default=None,
+                      help="how the inputs are processed, as for kssim replay (default timestamp_sync; a topology "
+                           "graph: as_listed, the only order graphs take)")
+    diff.add_argument("--sink", metavar="TOPIC",
+                      help="the topology graph's sink topic the --expected capture holds (default: the graph's only "
+                           "sink topic; required when it writes several); map its captured name with --topic "
+                           "TOPIC=NAME")
     diff.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     diff.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     diff.add_argument("--output", "-o",
@@ -77,9 +88,13 @@ def cmd_diff(args) -> int:
         raise KssimError("--list must be 0 or more")
     options = capture_options_from(args)
     scenario = load_replay_topology(args.topology, order=args.order)
+    check_engine_runs(args.engine, scenario.topology)
+    # the output topic compared: a graph's sink topic (--sink), format 1's ``output``
+    sink = chosen_output_topic(scenario.topology, args.sink)
     # before any work: every capture is found and recognised, an output never overwrites one
     inputs = _open_inputs(scenario, args.input, options)
-    expected = open_captures(args.expected, options, scenario.topology, partitions=None, reading="output")
+    expected = open_captures(args.expected, options, scenario.topology, partitions=None, reading="output",
+                             output_topic=sink)
     if args.output is not None:
         check_output_path(args.output, input_paths(args.input) + input_paths(args.expected))
     mode = model_diff.CompareMode(args.compare)
@@ -88,20 +103,20 @@ def cmd_diff(args) -> int:
     if args.engine == "reference":
         bar = progress_bar(inputs.total, "records", "diff", quiet=args.quiet)
         try:
-            failure = _predict_on_reference(scenario, counted(inputs.records(), bar), args, comparison)
+            failure = _predict_on_reference(scenario, counted(inputs.records(), bar), args, comparison, sink)
         finally:
             bar.close()
     else:
-        failure = _predict_on_spark(scenario, args, options, comparison)
+        failure = _predict_on_spark(scenario, args, options, comparison, sink)
     result = comparison.finish()
     input_text, explanation = None, []
     if result.first is not None:
         input_text = _describe_input(scenario, args.input, options, result.first.input_index)
         if not args.no_explain:
             explanation = _explanation(scenario, _open_inputs(scenario, args.input, options).records(), result.first,
-                                       args.engine)
-    header = (f"kssim diff: {args.topology} ({_operator(scenario)}, Kafka {scenario.release}, engine {args.engine}, "
-              f"{args.order}) against {', '.join(args.expected)}")
+                                       args.engine, sink)
+    header = (f"kssim diff: {args.topology} ({_operator(scenario, sink)}, Kafka {scenario.release}, engine "
+              f"{args.engine}, {scenario.config.order}) against {', '.join(args.expected)}")
     failure_text = None
     if failure is not None:
         failure_text = (f"Kafka Streams would fail while processing input {failure.input_index}: {failure.message} "
@@ -117,7 +132,9 @@ def cmd_diff(args) -> int:
     return EXIT_FAILED if result.diverged else EXIT_OK
 
 
-def _operator(scenario) -> str:
+def _operator(scenario, sink) -> str:
+    if scenario.topology.operator == "graph":
+        return f"graph, sink topic {sink}"
     join = getattr(scenario.topology, "join", None)
     return scenario.topology.operator + (f" {join}" if join else "")
 
@@ -128,22 +145,24 @@ def _open_inputs(scenario, inputs, options):
                          offsets_matter=scenario.config.order == "timestamp_sync", reading="inputs")
 
 
-def _predict_on_reference(scenario, records, args, comparison):
-    """Stream the reference's outputs into the comparison (and ``--output``); the failure or None."""
+def _predict_on_reference(scenario, records, args, comparison, sink):
+    """Stream the reference's outputs into the comparison (those of topic ``sink``) and
+    ``--output`` (all of them); the failure or None."""
     with contextlib.ExitStack() as stack:
         writer = stack.enter_context(open_output(args.output, sends_old_values(scenario))) if args.output else None
 
         def on_output(rec):
             if writer is not None:
                 writer.write(rec)
-            comparison.add_expected(rec.partition, rec.key, rec.value, rec.ts, rec.input_index)
+            if rec.topic == sink:
+                comparison.add_expected(rec.partition, rec.key, rec.value, rec.ts, rec.input_index)
 
         return stream_reference_outputs(scenario, records, on_output).failure
 
 
-def _predict_on_spark(scenario, args, options, comparison):
+def _predict_on_spark(scenario, args, options, comparison, sink):
     """Replay on Spark into a file (``--output``, or a temporary one removed afterwards), then
-    read it into the comparison in order; the failure or None."""
+    read its records of topic ``sink`` into the comparison in order; the failure or None."""
     folder = None
     try:
         target = args.output
@@ -151,7 +170,7 @@ def _predict_on_spark(scenario, args, options, comparison):
             folder = tempfile.mkdtemp(prefix="kssim-diff-")
             target = os.path.join(folder, "predicted.jsonl")
         summary = replay("spark", scenario, args.input, target, master=args.master, options=options)
-        for partition, key, value, ts, index in model_diff.read_predicted(target):
+        for partition, key, value, ts, index in model_diff.read_predicted(target, sink):
             comparison.add_expected(partition, key, value, ts, index)
         return summary.failure
     finally:
@@ -177,9 +196,9 @@ class _Shown(Exception):
     """Stops the explaining re-run once the records to explain have been produced."""
 
 
-def _explanation(scenario, records, first, engine="reference"):
-    """The reference engine's explanation of kssim's records around the first divergence: a
-    re-run with explanations that stops once the last of them is produced."""
+def _explanation(scenario, records, first, engine="reference", sink="output"):
+    """The reference engine's explanation of kssim's records (of topic ``sink``) around the first
+    divergence: a re-run with explanations that stops once the last of them is produced."""
     label = "why (reference engine)" if engine == "reference" else \
         f"why (explained by the reference engine: engine {engine} does not explain)"
     wanted = sorted(rec.position for rec, _ in first.expected_context)
@@ -191,7 +210,7 @@ def _explanation(scenario, records, first, engine="reference"):
     explained, position = [], [0]
 
     def on_output(rec):
-        if rec.partition != first.partition:
+        if rec.partition != first.partition or rec.topic != sink:
             return
         n = position[0]
         position[0] += 1

@@ -629,21 +629,27 @@ def report_json(result: DiffResult, extra: Optional[dict] = None) -> dict:
 
 # --- kssim's side from a file, and the input behind a record -------------------------------------
 
-def read_predicted(path) -> Iterator[tuple]:
+def read_predicted(path, topic: Optional[str] = None) -> Iterator[tuple]:
     """``(partition, key, value, ts, input)`` of each record of an output file kssim wrote
-    (``kssim replay``'s JSONL or Parquet, e.g. the Spark backend's replay), in file order."""
+    (``kssim replay``'s JSONL or Parquet, e.g. the Spark backend's replay), in file order; only
+    those of ``topic`` when given (a graph's output file holds every sink topic's records)."""
     import json
 
     path = os.fspath(path)
     if path.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(columns=["partition", "key", "value", "ts", "input"]):
+        columns = ["topic", "partition", "key", "value", "ts", "input"]
+        for batch in pq.ParquetFile(path).iter_batches(columns=columns):
             for row in batch.to_pylist():
+                if topic is not None and row["topic"] != topic:
+                    continue
                 key, value = (None if row[name] is None else json.loads(row[name]) for name in ("key", "value"))
                 yield row["partition"], key, value, row["ts"], row["input"]
         return
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             obj = json.loads(line)
+            if topic is not None and obj["topic"] != topic:
+                continue
             yield obj["partition"], obj["key"], obj["value"], obj["ts"], obj["input"]

@@ -36,6 +36,22 @@ def check_engine(engine: str) -> str:
     return engine
 
 
+#: engine name -> why it cannot replay a topology graph (``kssim replay``/``kssim diff`` say it, exit 2)
+GRAPHLESS_ENGINES = {
+    "spark": "the Spark backend does not run topology graphs yet (issue 19): use the reference engine for a "
+             "graph (--engine reference, the default)",
+}
+
+
+def check_engine_runs(engine: str, topology) -> str:
+    """``engine`` if it can replay ``topology``; a KssimError saying why not otherwise (the Spark
+    backend and topology graphs), before any work."""
+    check_engine(engine)
+    if topology.operator == "graph" and engine in GRAPHLESS_ENGINES:
+        raise KssimError(GRAPHLESS_ENGINES[engine])
+    return engine
+
+
 def run_scenarios(engine: str, scenarios: Sequence, explain: bool = False, master=None,
                   catch=UnsupportedOperator) -> List:
     """Run ``scenarios`` on ``engine``; one RunResult, or the exception that stopped it, per
@@ -68,10 +84,11 @@ def replay(engine: str, scenario, inputs: Sequence, output, master=None, options
     ``master``: the Spark master URL (the Spark backend); ``options``: how to read the captures
     (``reference.model.captures.CaptureOptions``; None: the defaults); ``drops``: a ``.jsonl``
     file that gets every dropped input (engines that write one); ``progress``: ``progress(total)
-    -> bar`` (``tools.progress``), used by engines that report progress."""
+    -> bar`` (``tools.progress``), used by engines that report progress. A topology graph replays
+    on the reference engine only (:func:`check_engine_runs`)."""
     import inspect
 
-    module_name, function = REPLAY_FUNCTIONS[check_engine(engine)]
+    module_name, function = REPLAY_FUNCTIONS[check_engine_runs(engine, scenario.topology)]
     run = getattr(importlib.import_module(module_name), function)
     extra = {}
     if options is not None:

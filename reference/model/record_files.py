@@ -294,13 +294,31 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
     return captures.records()
 
 
-def load_replay_topology(path, order: str = "timestamp_sync"):
+def load_replay_topology(path, order: Optional[str] = None):
     """A topology file (a scenario file: topology, release and config; its inputs, expected
-    output and checkpoints are not used) as the scenario of a replay processed in ``order``."""
+    output and checkpoints are not used) as the scenario of a replay processed in ``order``
+    (None: the topology's default, :func:`replay_order`; a graph refuses ``timestamp_sync``)."""
     from reference.model.scenario import load_topology_file
 
     base = load_topology_file(path)
+    order = replay_order(base.topology, order, path)
     return attrs.evolve(base, config=attrs.evolve(base.config, order=order), expected=None, checkpoints=None)
+
+
+def replay_order(topology, order: Optional[str] = None, path=None) -> str:
+    """The order a replay of captures through ``topology`` processes them in: ``order`` if given,
+    else ``timestamp_sync`` (Kafka's order for captured topics, which carry no cross-topic order)
+    for a format-1 operator and ``as_listed`` for a topology graph, which runs as
+    TopologyTestDriver runs it; a graph asked for ``timestamp_sync`` is a KssimError naming
+    ``path`` (the topology file)."""
+    if topology.operator != "graph":
+        return order or "timestamp_sync"
+    if order not in (None, "as_listed"):
+        what = f"{os.fspath(path)} is a topology graph" if path is not None else "a topology graph"
+        raise KssimError(f"--order {order}: {what}, processed as listed (TopologyTestDriver's order: the records "
+                         f"in the order given); timestamp_sync is for format-1 operators: leave --order out or "
+                         f"pass --order as_listed")
+    return "as_listed"
 
 
 # --- writing outputs -----------------------------------------------------------------------------

@@ -64,7 +64,8 @@ class TaskContext:
     def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True, internal=None,
                  on_drop=None):
         self.task_id = task_id
-        # streaming runs (replays) hand each drop to on_drop(input index, reason, task) instead of keeping it
+        # streaming runs (replays) hand each drop to on_drop(input index, reason, task, node) instead of
+        # keeping it (``node``: the graph node that dropped it, None for a single operator)
         self.on_drop = on_drop
         self.internal = internal  # the engine's queue of records sent to internal (repartition) topics
         self.input_index = -1
@@ -92,7 +93,7 @@ class TaskContext:
         """The current input was dropped or ignored (wholly, or by one processor: a graph's ``node``)
         for ``reason``."""
         if self.on_drop is not None:
-            self.on_drop(self.input_index, reason, self.task_id)
+            self.on_drop(self.input_index, reason, self.task_id, node)
         elif self.collect_drops:
             self.drops.append(Drop(self.input_index, reason, why, node))
 
@@ -350,11 +351,13 @@ OUTPUT_BATCH = 1024
 def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputRecord], explain: bool = False,
                 on_output: Optional[Callable[[OutputRecord], None]] = None, collect_drops: bool = True,
                 on_outputs: Optional[Callable[[list], None]] = None,
-                on_drop: Optional[Callable[[int, object, int], None]] = None, ordered: bool = False) -> RunResult:
+                on_drop: Optional[Callable[[int, object, int, Optional[str]], None]] = None,
+                ordered: bool = False) -> RunResult:
     """Run input records through a topology. Streaming runs keep neither outputs nor drops, so
     memory stays bounded by live state: ``on_outputs(batch)`` gets the outputs in order, in lists
     of about :data:`OUTPUT_BATCH` as they are produced (or ``on_output(record)`` one at a time);
-    ``on_drop(input index, reason, task)`` gets each drop as it happens. On a failure the outputs
+    ``on_drop(input index, reason, task, node)`` gets each drop as it happens (``node``: the graph
+    node that dropped it, as ``Drop.node``; None for a single operator). On a failure the outputs
     of the inputs before the failing one are handed over, not the failing input's. ``ordered``:
     ``inputs`` are already in processing order (:func:`stream_processing_order`)."""
     engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops, on_drop=on_drop)

@@ -9,6 +9,12 @@ atomically: if the run stops on an error or Ctrl-C, nothing partial is left and 
 is untouched. If Kafka Streams would fail, the output holds what was emitted before the failing
 input and the summary names it; a bad record anywhere is exit 2 and no output.
 
+Topologies: a format-1 operator reads its topics (``left``/``right``, ``input``) and writes
+``output``; a topology graph reads its source topics and writes the records of every sink topic,
+each with its ``topic``, to the one output file, in the order produced. A graph is processed as
+listed (TopologyTestDriver's order; ``timestamp_sync`` is refused: ``record_files.replay_order``),
+and its drops name the node that dropped them (``node`` in the drops file).
+
 The replay streams: memory is bounded by the topology's live state, not by the input.
 
 - Records are read one by one; outputs go to the writer in batches as they are produced; drops
@@ -51,9 +57,9 @@ import orjson
 from reference.model.captures import input_paths, open_captures
 from reference.model.errors import KssimError, ScenarioError
 from reference.model.record_files import (ReplaySummary, atomic_path, check_drops_path, check_output_path,
-                                          counted, open_output)
+                                          counted, open_output, replay_order)
 from reference.model.render import sends_old_values
-from reference.model.topology import OPERATOR_INPUT_TOPICS
+from reference.model.topology import input_topics
 from reference.runtime.engine import merge_heads, run_records, stream_processing_order
 
 #: records per pickled chunk of a spill file (and of the chunks :func:`read_aside` sends)
@@ -73,6 +79,7 @@ def replay(scenario, inputs: Sequence, output, options=None, drops=None,
     inputs = [os.fspath(p) for p in inputs]
     paths = input_paths(inputs)
     check_output_path(output, paths)
+    replay_order(scenario.topology, scenario.config.order)  # a graph runs as listed
     if drops is not None:
         check_drops_path(drops, paths, output)
     keep_freed_memory()
@@ -111,7 +118,7 @@ class ReplayPlan:
         self.scenario = scenario
         self.inputs = inputs
         self.options = options
-        self.topics = OPERATOR_INPUT_TOPICS[scenario.topology.operator]
+        self.topics = input_topics(scenario.topology)
         self.ignored: dict = {}
         first = self.open()  # every file found and counted, the options checked
         self.sources, self.total = first.sources, first.total
@@ -223,16 +230,16 @@ class ReplayPlan:
         drop_counts: dict = {}
         current = [None]  # the input being processed, for the drops file
 
-        def on_drop(index, reason, task):
+        def on_drop(index, reason, task, node=None):
             drop_counts[reason] = drop_counts.get(reason, 0) + 1
             if drop_file is not None:
                 rec = current[0]
                 mine = rec is not None and rec[5] == index
-                drop_file.write(orjson.dumps({"input": index, "drop": reason.code,
-                                              "topic": rec[0] if mine else None,
-                                              "partition": rec[4] if mine else task,
-                                              "key": rec[1] if mine else None},
-                                             option=orjson.OPT_APPEND_NEWLINE))
+                line = {"input": index, "drop": reason.code, "topic": rec[0] if mine else None,
+                        "partition": rec[4] if mine else task, "key": rec[1] if mine else None}
+                if node is not None:  # a graph: the node that dropped it (kssim run's JSONL ``node``)
+                    line["node"] = node
+                drop_file.write(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
 
         opened = []
 

@@ -46,7 +46,7 @@ from reference.model.record_files import (OutputPathError, ReplaySummary, atomic
                                           clashing_input, counted, open_output)
 from reference.model.render import sends_old_values
 from reference.model.scenario import load_scenario
-from reference.model.topology import OPERATOR_INPUT_TOPICS, key_extractor_of
+from reference.model.topology import input_topics, key_extractor_of
 
 # absolute imports: spark-submit runs this file as a script
 from spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
@@ -73,6 +73,9 @@ def shared_reader(scenario, record_paths, options=None):
 
 
 def _check_supported(scenario):
+    if scenario.topology.operator == "graph":
+        raise UnsupportedOperator("the Spark backend does not run topology graphs yet (issue 19): replay a graph on "
+                                  "the reference engine")
     if scenario.topology.operator not in IMPLEMENTED:
         raise UnsupportedOperator(f"the Spark backend does not implement operator {scenario.topology.operator!r} yet")
     if unsupported_delivery(scenario) is not None:
@@ -103,7 +106,7 @@ def replay_frames(spark, scenario, record_paths=None, inputs=None, folder=None, 
                                            canonical_values=bool(configs_rows[0]["ktable_emit_on_change"])
                                            or scenario.topology.operator == "fk_join",
                                            extractor=key_extractor_of(scenario.topology),
-                                           topics=OPERATOR_INPUT_TOPICS[scenario.topology.operator])
+                                           topics=input_topics(scenario.topology))
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))

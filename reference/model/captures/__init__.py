@@ -36,7 +36,10 @@ The API::
 paths an output must not overwrite). Numbering: the records of all files in the order given are
 input indexes 0..n-1; a skipped record keeps its number (input N is the N-th captured record).
 ``reading="output"`` reads the captured output topic for ``kssim diff``: records with topic
-``output`` (InputRecords of topic ``output``). Records are checked as they are read, by the rules
+``output`` (InputRecords of topic ``output``), or of the graph sink topic ``output_topic`` names
+(:func:`chosen_output_topic`: default the only one). A topology's topics are
+``reference.model.topology.input_topics`` / ``output_topics``: format 1's ``left``/``right`` or
+``input`` and ``output``; a topology graph's source and sink topics (all JSON by default). Records are checked as they are read, by the rules
 both engines share (``record_files.check_record``, strict JSON): a bad record is a ScenarioError
 naming the file, the line (or Parquet row) and the field; files are streamed (line by line, Arrow
 batches), so memory does not grow with the input. Command-line options: :func:`add_capture_options`
@@ -45,9 +48,9 @@ and :func:`capture_options_from`.
 from reference.model.captures.options import (CaptureOptions, InputFormat, TextFormat, add_capture_options,
                                               capture_options_from, default_text_formats, input_paths, split_input,
                                               text_formats)
-from reference.model.captures.sources import (Captures, CaptureSource, TopicPlan, list_sources, open_captures,
-                                              plan_topics)
+from reference.model.captures.sources import (Captures, CaptureSource, TopicPlan, chosen_output_topic, list_sources,
+                                              open_captures, plan_topics, topology_outputs)
 
 __all__ = ["CaptureOptions", "CaptureSource", "Captures", "InputFormat", "TextFormat", "TopicPlan",
-           "add_capture_options", "capture_options_from", "default_text_formats", "input_paths", "list_sources",
-           "open_captures", "plan_topics", "split_input", "text_formats"]
+           "add_capture_options", "capture_options_from", "chosen_output_topic", "default_text_formats", "input_paths",
+           "list_sources", "open_captures", "plan_topics", "split_input", "text_formats", "topology_outputs"]

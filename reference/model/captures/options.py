@@ -83,9 +83,15 @@ def default_text_formats(topology) -> Dict[str, Tuple[TextFormat, TextFormat, st
     join's key mapper reading a field of the ``left`` key or value; the ``sum`` aggregation adding
     a topic's values), text otherwise (joiners, ``count``, ``list`` and the string aggregations
     take any value as it is). The ``output`` topic's values are JSON unless the topology writes
-    text (the ``concat`` joiner, the string aggregations)."""
+    text (the ``concat`` joiner, the string aggregations). A topology graph runs every topic with
+    one JSON serde (``topology-graphs.md``, "Keys, values and their bytes"): its source and sink
+    topics are JSON, keys and values."""
     from reference.model.topology import OPERATOR_INPUT_TOPICS, aggregation_for_topic, key_extractor_of
 
+    if topology.operator == "graph":
+        why = "a topology graph runs every topic with one JSON serde"
+        return {topic: (TextFormat.JSON, TextFormat.JSON, why)
+                for topic in tuple(topology.source_topics) + tuple(topology.sink_topics)}
     formats = {}
     for topic in OPERATOR_INPUT_TOPICS[topology.operator]:
         key_fmt = value_fmt = TextFormat.STRING
@@ -142,14 +148,15 @@ def input_paths(inputs) -> list:
 
 KEY_FORMAT_HELP = ("how the text of a kcat or console capture's keys is read: json (parse it) or string (the text "
                    "itself); TOPIC=FORMAT for one topology topic (repeatable). Default: string, but json for "
-                   "left when an fk_join or global_table_join extractor reads a field of the key")
+                   "left when an fk_join or global_table_join extractor reads a field of the key; json for every "
+                   "topic of a topology graph (one JSON serde)")
 VALUE_FORMAT_HELP = ("how the text of a kcat or console capture's values is read: json (parse it) or string; "
                      "TOPIC=FORMAT for one topology topic (repeatable). Default: per topic, json when the "
                      "topology reads into values (left of an fk_join or global_table_join whose extractor reads "
                      "a value field; a topic aggregated by sum), else string (joiners, count, list, string_adder, "
                      "string_reduce take values as they are); the output topic (diff): string for the concat "
-                     "joiner and string aggregations, else json. JSONL and Parquet record files already hold "
-                     "JSON values: the two options do not apply to them")
+                     "joiner and string aggregations, else json; json for every topic of a topology graph. JSONL "
+                     "and Parquet record files already hold JSON values: the two options do not apply to them")
 
 
 def add_capture_options(parser) -> None:
@@ -165,8 +172,9 @@ def add_capture_options(parser) -> None:
                        help=VALUE_FORMAT_HELP)
     group.add_argument("--topic", action="append", default=[], metavar="TOPOLOGY_TOPIC=CAPTURED",
                        help="read the captured topic CAPTURED as the topology's topic (left, right, input; "
-                            "output: what diff compares, skipped when reading inputs), e.g. --topic left=orders; "
-                            "repeatable. Unmapped topology topics keep their names")
+                            "output: what diff compares, skipped when reading inputs; a topology graph's source "
+                            "and sink topics by their names), e.g. --topic left=orders; repeatable. Unmapped "
+                            "topology topics keep their names")
     group.add_argument("--ignore-topic", action="append", default=[], metavar="NAME",
                        help="skip the records of captured topic NAME (counted in the summary); repeatable. "
                             "Records of any other topic the topology does not read are an error")

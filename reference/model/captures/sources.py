@@ -116,13 +116,15 @@ class Captures:
 
     def __init__(self, sources: List[CaptureSource], plan: TopicPlan, options: CaptureOptions,
                  formats: Mapping[str, Tuple[TextFormat, TextFormat]], partitions: Optional[Mapping[str, int]],
-                 offsets_matter: bool, extractor=None):
+                 offsets_matter: bool, extractor=None, graph: bool = False):
         self.sources = sources
         self.total = sum(s.count for s in sources)
         self.plan, self.options = plan, options
         #: topology topic -> (key format, value format) of kcat and console text
         self.formats = formats
         self.partitions, self.offsets_matter, self.extractor = partitions, offsets_matter, extractor
+        #: the topology is a graph: one partition per topic (a record of another is refused as such)
+        self.graph = graph
         self.ignored: Dict[str, int] = {}
         self._topics = tuple(plan.read.values())
         self._last_offset: Dict[Tuple[str, int], int] = {}
@@ -135,7 +137,7 @@ class Captures:
         """The same captures read afresh (no file listed or counted again): e.g. a second pass
         over records a first pass checked, with ``offsets_matter`` False."""
         return Captures(self.sources, self.plan, self.options, self.formats, self.partitions, offsets_matter,
-                        self.extractor)
+                        self.extractor, self.graph)
 
     def records(self) -> Iterator[InputRecord]:
         """Every record of every source, in the order given: input indexes from 0."""
@@ -197,8 +199,13 @@ class Captures:
                     topic, partition, offset, ts, key, value = check_record(row, self._topics, partitions)
                 except RecordProblem as exc:
                     where = f"{unit} {n}"
+                    problem = exc.problem
+                    if self.graph and exc.field == "partition" and problem.startswith("partition "):
+                        # not config.partitions (graphs have none): TopologyTestDriver's one partition
+                        problem = (f"partition {row['partition']} does not exist: a topology graph runs one "
+                                   f"partition per topic (TopologyTestDriver's), partition 0 of {row['topic']!r}")
                     raise ScenarioError(path, f"{where}, field {exc.field}" if exc.field else where,
-                                        exc.problem) from None
+                                        problem) from None
             if last_offset is not None:  # timestamp_sync: a partition's given offsets increase
                 coord = (topic, partition)
                 last = last_offset.get(coord, -1)
@@ -224,33 +231,67 @@ class Captures:
 
 def open_captures(inputs: Sequence, options: Optional[CaptureOptions] = None, topology=None,
                   partitions: Optional[Mapping[str, int]] = None, offsets_matter: bool = True,
-                  reading: str = "inputs", topics: Optional[Sequence[str]] = None) -> Captures:
+                  reading: str = "inputs", topics: Optional[Sequence[str]] = None,
+                  output_topic: Optional[str] = None) -> Captures:
     """Open the captures ``inputs`` (``--input`` values) for reading ``topology``'s input topics
-    (``reading="inputs"``: records of its output topic are skipped) or its output topic
-    (``reading="output"``, for diff: records of its input topics are skipped). ``partitions``:
+    (``reading="inputs"``: records of its output topics are skipped) or one of its output topics
+    (``reading="output"``, for diff: ``output_topic``, default the topology's only one; records of
+    its input topics and other output topics are skipped). A topology's topics are
+    ``topology.input_topics`` / ``output_topics``: a format-1 operator's ``left``/``right`` or
+    ``input`` and ``output``, a graph's source and sink topics. ``partitions``:
     topology topic -> partition count (``config.partitions``; a record of a partition beyond it is
     an error; None: not checked). ``offsets_matter`` (``timestamp_sync``): given offsets must
     increase per topic partition. ``topics`` overrides the topology's input topics (no topology:
     ``left``, ``right``). Every file is found, its format known and its records counted here,
     before any record is read (cost: one quick pass over each line-based file, about 0.1 µs a
     line; Parquet: its metadata); bad options are KssimErrors, bad files ScenarioErrors."""
-    from reference.model.topology import OPERATOR_INPUT_TOPICS, key_extractor_of
+    from reference.model.topology import input_topics, key_extractor_of
 
     options = options or CaptureOptions()
     if topics is None:
-        topics = OPERATOR_INPUT_TOPICS[topology.operator] if topology is not None else ("left", "right")
+        topics = input_topics(topology) if topology is not None else ("left", "right")
     topics = tuple(topics)
+    outputs = topology_outputs(topology)
     if reading == "inputs":
-        plan = plan_topics(options, topics, (OUTPUT_TOPIC,))
+        plan = plan_topics(options, topics, outputs)
     elif reading == "output":
-        plan = plan_topics(options, (OUTPUT_TOPIC,), topics)
+        read = (chosen_output_topic(topology, output_topic),)
+        plan = plan_topics(options, read, topics + tuple(t for t in outputs if t not in read))
     else:
         raise ValueError(f"reading must be 'inputs' or 'output', got {reading!r}")
     sources = list_sources(inputs, options)
-    check_text_options(options, sources, topics + (OUTPUT_TOPIC,))
+    check_text_options(options, sources, topics + outputs)
     formats = {topic: text_formats(options, topology, topic) for topic in plan.read.values()}
     extractor = key_extractor_of(topology) if topology is not None and reading == "inputs" else None
-    return Captures(sources, plan, options, formats, partitions, offsets_matter, extractor)
+    return Captures(sources, plan, options, formats, partitions, offsets_matter, extractor,
+                    graph=topology is not None and topology.operator == "graph")
+
+
+def topology_outputs(topology) -> tuple:
+    """The output topics of ``topology`` (``reference.model.topology.output_topics``; no
+    topology: format 1's ``output``)."""
+    from reference.model.topology import output_topics
+
+    return tuple(output_topics(topology)) if topology is not None else (OUTPUT_TOPIC,)
+
+
+def chosen_output_topic(topology, name: Optional[str] = None) -> str:
+    """The output topic ``kssim diff`` compares: ``name`` (``--sink``), which must be one of the
+    topology's output topics, else the topology's only one; KssimError naming the topics when
+    ``name`` is not one of them, or when a graph writes several and none is named."""
+    outputs = topology_outputs(topology)
+    if name is not None:
+        if name not in outputs:
+            raise KssimError(f"--sink {name}: the topology writes no topic {name!r} (its output "
+                             f"topic{'s' if len(outputs) != 1 else ''}: {', '.join(outputs) or 'none'})")
+        return name
+    if len(outputs) == 1:
+        return outputs[0]
+    if not outputs:
+        raise KssimError("the topology writes no output topic (a graph without a `to` node): there is nothing to "
+                         "compare with a capture")
+    raise KssimError(f"the graph writes {len(outputs)} topics ({', '.join(outputs)}): name the one the capture "
+                     f"holds with --sink TOPIC (e.g. --sink {outputs[0]})")
 
 
 def check_text_options(options: CaptureOptions, sources: List[CaptureSource], topics: Sequence[str] = ()) -> None:
