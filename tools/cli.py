@@ -320,7 +320,7 @@ def cmd_replay(args) -> int:
     skipped = "".join(f", {n:,} record{'s' if n != 1 else ''} of topic {t} skipped" for t, n in sorted(ignored.items()))
     print(f"replayed {', '.join(args.input)} ({scenario.config.order}) through {scenario.topology.operator} "
           f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
-          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} inputs dropped"
+          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} drop{'s' if summary.dropped != 1 else ''}"
           f"{skipped}" + (f" (listed in {args.drops})" if args.drops is not None else ""))
     if summary.failure is not None:
         print(f"Kafka Streams would fail while processing input {summary.failure.input_index}: "

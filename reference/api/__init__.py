@@ -1,8 +1,9 @@
-"""Kafka Streams' DSL and test driver, in Python, for the operators kssim models.
+"""Kafka Streams' DSL and test driver, in Python, for the topologies kssim models.
 
 Names mirror Kafka's in snake_case; each class and method says which Kafka class or method it
-mirrors. A topology is one join reading topics ``left`` and ``right``, or one windowed
-aggregation reading topic ``input``, and writing ``output``::
+mirrors. A topology is one of format 1's operators (a join reading topics ``left`` and
+``right``, or a windowed aggregation reading topic ``input``, writing ``output``) or, for any
+other program, a topology graph (:mod:`reference.api.builder` says which)::
 
     from reference.api import StreamsBuilder, JoinWindows, TopologyTestDriver
 
@@ -17,10 +18,14 @@ aggregation reading topic ``input``, and writing ``output``::
     (b.stream("input").group_by_key().windowed_by(TimeWindows.of_size_and_grace(10, 3).advance_by(5))
       .count().suppress(Suppressed.until_window_closes(BufferConfig.unbounded())).to_stream().to("output"))
 
+    b = StreamsBuilder()
+    b.stream("pageViews").group_by_key().count().to_stream().to("pageViewCounts")   # a graph
+
 - building: :class:`StreamsBuilder`, :class:`KStream`, :class:`KTable`, :class:`KGroupedStream`,
-  :class:`TimeWindowedKStream`, :class:`SessionWindowedKStream`, :class:`Topology` (``.spec`` is
-  the topology spec a scenario file parses to; ``.to_scenario(...)`` and ``.describe()`` write it
-  back as a scenario document or as Python code);
+  :class:`KGroupedTable`, :class:`TimeWindowedKStream`, :class:`SessionWindowedKStream`,
+  :class:`Topology` (``.spec`` is the topology spec a scenario file parses to; ``.to_scenario(...)``
+  writes it back as a scenario document; ``.describe()`` is Kafka's ``Topology#describe()`` text
+  for a graph, Python code for format 1's operators);
 - options: :class:`JoinWindows`, :class:`Joined`, :class:`Materialized`, :class:`Stores`,
   :class:`ValueJoiner` (joiners are also Python callables or the names ``"pair"`` / ``"concat"``),
   :class:`TimeWindows`, :class:`SessionWindows`, :class:`SlidingWindows`, :class:`EmitStrategy`,
@@ -39,7 +44,8 @@ Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` (i
 from reference.model.codes import DropReason, FailureCode
 from reference.model.errors import KafkaWouldFail, TopologyError
 from reference.api.builder import (
-    KGroupedStream, KStream, KTable, SessionWindowedKStream, StreamsBuilder, TimeWindowedKStream, Topology,
+    KGroupedStream, KGroupedTable, KStream, KTable, SessionWindowedKStream, StreamsBuilder, TimeWindowedKStream,
+    Topology,
 )
 from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver, Windowed
 from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
@@ -49,7 +55,7 @@ from reference.api.options import (
 )
 
 __all__ = [
-    "StreamsBuilder", "KStream", "KTable", "KGroupedStream", "TimeWindowedKStream", "SessionWindowedKStream", "Topology",
+    "StreamsBuilder", "KStream", "KTable", "KGroupedStream", "KGroupedTable", "TimeWindowedKStream", "SessionWindowedKStream", "Topology",
     "JoinWindows", "Joined", "Materialized", "Stores", "KeyValueBytesStoreSupplier", "ValueJoiner",
     "TimeWindows", "SessionWindows", "SlidingWindows", "EmitStrategy", "Suppressed", "BufferConfig", "KeyValueMapper",
     "TopologyTestDriver", "TestInputTopic", "TestOutputTopic", "TestRecord", "KeyValue", "Windowed",

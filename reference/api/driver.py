@@ -5,9 +5,13 @@ As Kafka's driver: one task, partition 0 of every topic, each piped record proce
 The outer-join emit interval is 0 by default, as in Kafka's driver since 3.8 and in every
 scenario file (before 3.8 Kafka's driver kept 1000 ms unless a test set the interval to 0, as most
 of Kafka's own tests did; pass ``emit_interval_ms=1000`` to model that). Record caches are off, as
-in every scenario file (``statestore.cache.max.bytes=0``).
+in every scenario file (``statestore.cache.max.bytes=0``); a topology graph may turn them on
+(``caching=True``, the scenario's ``config.caching``).
 
-The key of a windowed result (a windowed aggregation, a windowed-table join) is read as a
+A topology graph reads its source topics and writes its sink topics (one queue per sink topic,
+in the order its records were written), all internal topics processed as Kafka's driver does
+before ``pipe_input`` returns. The key of a windowed result (a windowed aggregation, a
+windowed-table join; in a graph, a sink topic whose streams have windowed keys) is read as a
 :class:`Windowed` (Kafka's ``Windowed<K>``: ``key``, ``start``, ``end``), hashable, so
 ``read_key_values_to_map`` works on it; ``Windowed.as_dict()`` is the scenario format's
 ``{"key", "start", "end"}``.
@@ -28,7 +32,9 @@ from reference.model.errors import KafkaWouldFail
 from reference.model.profiles import DEFAULT_RELEASE, profile_for
 from reference.model.records import NO_OLD_VALUE, Drop, InputRecord, windowed_key
 from reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
-from reference.model.topology import WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology
+from reference.model.topology import (
+    WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology, output_topics,
+)
 from reference.api.builder import Topology
 from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
 from reference.api.options import to_millis
@@ -67,8 +73,8 @@ class TestRecord:
 
     Records read from an output topic also carry ``input_index`` (the piped input whose processing
     emitted it, counting from 0 across all input topics), ``old_value`` (table results that send
-    old values) and ``why`` (with ``explain=True``). Equality compares key, value and ts only. The
-    key of a windowed result is a :class:`Windowed`.
+    old values), ``why`` (with ``explain=True``) and ``topic``. Equality compares key, value and ts
+    only. The key of a windowed result is a :class:`Windowed`.
     """
 
     __test__ = False  # not a pytest test class
@@ -79,6 +85,8 @@ class TestRecord:
     input_index: int = attrs.field(default=-1, eq=False)
     old_value: object = attrs.field(default=NO_OLD_VALUE, eq=False)
     why: object = attrs.field(default=None, eq=False, repr=False)
+    #: the output topic it was read from (None: a record to pipe)
+    topic: Optional[str] = attrs.field(default=None, eq=False, repr=False)
 
 
 class TopologyTestDriver:
@@ -95,7 +103,7 @@ class TopologyTestDriver:
     __test__ = False  # not a pytest test class
 
     def __init__(self, topology: Topology, release: str = DEFAULT_RELEASE, store: str = "rocksdb", *,
-                 explain: bool = False, emit_interval_ms: int = 0):
+                 explain: bool = False, emit_interval_ms: int = 0, caching: bool = False):
         if not isinstance(topology, Topology):
             raise TypeError(f"TopologyTestDriver runs a Topology (StreamsBuilder.build()), got {topology!r}")
         if store not in STORES:
@@ -103,13 +111,25 @@ class TopologyTestDriver:
         emit_interval_ms = to_millis(emit_interval_ms, "emit_interval_ms")
         if emit_interval_ms < 0:
             raise IllegalArgumentError(f"emit_interval_ms must not be negative, got {emit_interval_ms}")
+        if not isinstance(caching, bool):
+            raise TypeError(f"caching is True or False, got {caching!r}")
+        spec = topology.spec
+        graph = spec.operator == "graph"
+        if caching and not graph:
+            raise IllegalArgumentError("record caches (caching=True) are modelled for topology graphs; a single "
+                                       f"{spec.operator} runs with caches off (statestore.cache.max.bytes 0)")
         self.topology = topology
         self.profile = profile_for(release)
-        check_topology(topology.spec, self.profile, store)
-        self.config = RunConfig(order="as_listed", store=store, emit_interval_ms=emit_interval_ms)
-        self._engine = Engine(topology.spec, self.profile, self.config, explain=explain)
-        self._windowed_keys = topology.spec.operator in WINDOWED_RESULT_OPERATORS
-        self._queues = {OUTPUT_TOPIC: collections.deque()}
+        check_topology(spec, self.profile, store)
+        self.config = RunConfig(order="as_listed", store=store, emit_interval_ms=emit_interval_ms, caching=caching)
+        self._engine = Engine(spec, self.profile, self.config, explain=explain)
+        if graph:
+            # a sink topic has windowed keys when its streams do (all its sinks' keys are of one sort)
+            self._windowed_topics = {n.op.topic for n in spec.nodes
+                                     if n.name == "to" and spec.nodes[n.upstream].windowed is not None}
+        else:
+            self._windowed_topics = {OUTPUT_TOPIC} if spec.operator in WINDOWED_RESULT_OPERATORS else set()
+        self._queues = {topic: collections.deque() for topic in output_topics(spec)}
         self._drops: List[Drop] = []
         self._next_index = 0
         self._failure: Optional[KafkaWouldFail] = None
@@ -121,7 +141,13 @@ class TopologyTestDriver:
 
     @property
     def input_topics(self) -> tuple:
+        """The topics the topology reads (a graph: its source topics)."""
         return self._engine.topics
+
+    @property
+    def output_topics(self) -> tuple:
+        """The topics the topology writes (a graph: its sink topics; format 1: ``output``)."""
+        return tuple(self._queues)
 
     def create_input_topic(self, topic: str, start_ts: int = 0, auto_advance_ms: int = 0) -> "TestInputTopic":
         """``createInputTopic(topic, ..., startTimestamp, autoAdvance)``. Records piped without a
@@ -197,8 +223,8 @@ class TopologyTestDriver:
         if not queue:
             raise NoSuchElementError(f"Empty topic: {topic}")
         out = queue.popleft()
-        key = Windowed.from_dict(out.key) if self._windowed_keys else out.key
-        return TestRecord(key, out.value, out.ts, out.input_index, out.old_value, out.why)
+        key = Windowed.from_dict(out.key) if topic in self._windowed_topics and out.key is not None else out.key
+        return TestRecord(key, out.value, out.ts, out.input_index, out.old_value, out.why, topic)
 
     def queue_size(self, topic: str) -> int:
         return len(self._queues[topic])

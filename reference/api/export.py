@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import attrs
+
 from reference.model.aggregations import named_aggregation
 from reference.model.profiles import DEFAULT_RELEASE
 from reference.model.records import NO_OLD_VALUE, InputRecord, OutputRecord
@@ -18,6 +20,8 @@ from reference.model.topology import (
     SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec, SuppressBufferSpec,
     TableSpec, TableTableJoinSpec, WindowAggregateSpec, WindowedTableJoinSpec,
 )
+from reference.model.aggregations import Aggregation
+from reference.model.graph.nodes import GraphTopology
 from reference.api.driver import TestRecord, Windowed
 from reference.api.errors import IllegalArgumentError, UnsavableTopologyError
 
@@ -28,6 +32,8 @@ _STREAM_METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
 
 def topology_dict(spec) -> dict:
     """The scenario file's ``topology`` object for ``spec``."""
+    if isinstance(spec, GraphTopology):
+        return graph_dict(spec)
     if isinstance(spec, (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)):
         return _aggregate_dict(spec)
     if callable(spec.joiner):
@@ -62,6 +68,20 @@ def topology_dict(spec) -> dict:
             obj["shift_ms"] = spec.shift_ms
         _add_table_result_fields(obj, spec)
     return obj
+
+
+def graph_dict(graph: GraphTopology) -> dict:
+    """A topology graph's ``topology`` object: ``{"graph": [...]}``, the node list as written;
+    :class:`UnsavableTopologyError` naming the first Python callable a node holds."""
+    for node in graph.nodes:
+        for field in attrs.fields(type(node.op)):
+            value = getattr(node.op, field.name)
+            if isinstance(value, Aggregation) or callable(value):
+                what = value.name if isinstance(value, Aggregation) else _callable_name(value)
+                raise UnsavableTopologyError(
+                    f"graph node {node.index} ({node.name}): its {field.name} is a Python callable ({what}); a "
+                    "scenario file holds the graph spec's JSON expressions, predicates and named functions only")
+    return {"graph": [dict(node) for node in graph.source]}
 
 
 def _aggregate_dict(spec) -> dict:
@@ -127,8 +147,8 @@ def _table_dict(table: TableSpec) -> dict:
 
 
 def scenario_document(spec, inputs, *, name, release=None, store="rocksdb", emit_interval_ms=0, expected=None,
-                      checkpoints=None, description="", source="") -> dict:
-    """A scenario document (format 1) for ``spec`` and ``inputs``; see ``Topology.to_scenario``."""
+                      checkpoints=None, description="", source="", caching=False) -> dict:
+    """A scenario document for ``spec`` and ``inputs``; see ``Topology.to_scenario``."""
     doc = {"format": FORMAT, "name": name}
     if description:
         doc["description"] = description
@@ -139,12 +159,15 @@ def scenario_document(spec, inputs, *, name, release=None, store="rocksdb", emit
     config = {"order": "as_listed", "store": store}
     if emit_interval_ms:
         config["emit_interval_ms"] = emit_interval_ms
+    if caching:
+        config["caching"] = True
     doc["config"] = config
     doc["inputs"] = [_input_dict(r) for r in inputs]
     if checkpoints is not None:
         doc["checkpoints"] = list(checkpoints)
     if expected is not None:
-        doc["expected"] = [_expected_dict(r) for r in expected]
+        topics = spec.sink_topics if isinstance(spec, GraphTopology) else (OUTPUT_TOPIC,)
+        doc["expected"] = [_expected_dict(r, topics) for r in expected]
     try:
         json.dumps(doc)
     except (TypeError, ValueError) as exc:
@@ -167,23 +190,34 @@ def _input_dict(rec) -> dict:
     raise TypeError(f"an input record is (topic, key, value, ts), a dict or an InputRecord, got {rec!r}")
 
 
-def _expected_dict(rec) -> dict:
+def _expected_dict(rec, topics=(OUTPUT_TOPIC,)) -> dict:
+    """An expected record; its topic is the record's own (a graph's ``TestRecord``, a 4-tuple, a
+    dict's ``topic``) or, when the topology writes one topic, that topic."""
+    only = topics[0] if len(topics) == 1 else None
     if isinstance(rec, dict):
-        return {"topic": OUTPUT_TOPIC, **rec}
-    if isinstance(rec, (tuple, list)) and len(rec) == 3:
-        key, value, ts = rec
+        return {"topic": only, **rec} if only is not None else dict(rec)
+    if isinstance(rec, (tuple, list)) and len(rec) in (3, 4):
+        if len(rec) == 4:
+            topic, key, value, ts = rec
+        elif only is not None:
+            topic, (key, value, ts) = only, rec
+        else:
+            raise TypeError(f"this topology writes {', '.join(topics)}: an expected record is (topic, key, value, ts), "
+                            f"got {rec!r}")
         if isinstance(key, Windowed):
             key = key.as_dict()
-        return {"topic": OUTPUT_TOPIC, "key": key, "value": value, "ts": ts}
+        return {"topic": topic, "key": key, "value": value, "ts": ts}
     if isinstance(rec, (OutputRecord, TestRecord)):
         key = rec.key.as_dict() if isinstance(rec.key, Windowed) else rec.key
-        obj = {"topic": OUTPUT_TOPIC, "key": key, "value": rec.value, "ts": rec.ts}
+        topic = getattr(rec, "topic", None) or only
+        obj = {"topic": topic, "key": key, "value": rec.value, "ts": rec.ts}
         if rec.old_value is not NO_OLD_VALUE:
             obj["old_value"] = rec.old_value
         if rec.input_index >= 0:
             obj["after_input"] = rec.input_index
         return obj
-    raise TypeError(f"an expected record is (key, value, ts), a dict or a TestRecord, got {rec!r}")
+    raise TypeError(f"an expected record is (key, value, ts), (topic, key, value, ts), a dict or a TestRecord, "
+                    f"got {rec!r}")
 
 
 # --- Python code -----------------------------------------------------------------------------

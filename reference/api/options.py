@@ -704,3 +704,236 @@ class KeyValueMapper:
     def __call__(self, key, value):
         """``(windowed key {"key","start","end"}, value) -> (shifted key, value)``."""
         return windowed_key(key["key"], key["start"] + self.shift_ms, key["end"] + self.shift_ms), value
+
+
+# --- the arguments of topology graphs ----------------------------------------------------------
+#
+# A DSL call of a topology graph is written as the graph node the spec defines
+# (``../shared/spec/topology-graphs.md``); where the user gives a Python callable instead of a
+# JSON expression, predicate, joiner or aggregation, the node holds a placeholder that the graph
+# reader accepts, and the callable (adapted to the engine's ``(key, value)`` form) replaces it in
+# the parsed node's operation: a :class:`GraphArg` carries both.
+
+@attrs.frozen
+class GraphArg:
+    """A graph node's argument: ``json`` (what a scenario file would say; placeholders where a
+    callable goes), ``callables`` (operation field -> the engine's callable) and ``users`` (the
+    user's callables, for the error that says the topology cannot be saved)."""
+
+    json: object
+    callables: dict = attrs.field(factory=dict)
+    users: tuple = ()
+
+
+def _graph_fail(where, message):
+    return TopologyError(where, message)
+
+
+#: placeholders the graph reader accepts where a callable goes (never evaluated)
+EXPR_PLACEHOLDER = "$value"
+PRED_PLACEHOLDER = {"and": []}
+
+
+def _positional_count(func) -> Optional[int]:
+    """How many positional arguments ``func`` takes, or None when Python cannot say."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+
+
+def _named_like(wrapper, func):
+    wrapper.__qualname__ = wrapper.__name__ = _callable_name(func)
+    wrapper.__wrapped__ = func
+    return wrapper
+
+
+def _value_mapper(func):
+    """Kafka's ``ValueMapper`` ``value -> ...`` (one argument) or ``ValueMapperWithKey``
+    ``(key, value) -> ...``, as the engine's ``(key, value)`` function."""
+    if _positional_count(func) == 1:
+        return _named_like(lambda key, value: func(value), func)
+    return func
+
+
+def expr_arg(mapper, where: str, what: str, field: str = "mapper", value_only: bool = False) -> GraphArg:
+    """An EXPR argument (the operation's ``field``): a JSON expression (``"$key"``,
+    ``{"field": "g"}``, ...; checked now) or a Python callable ``(key, value) -> value``
+    (``value_only``: also ``value -> value``, Kafka's ``ValueMapper``)."""
+    if mapper is None:
+        raise TypeError(f"{what} can't be null")
+    if callable(mapper) and not isinstance(mapper, (str, dict)):
+        return GraphArg(EXPR_PLACEHOLDER, {field: _value_mapper(mapper) if value_only else mapper}, (mapper,))
+    from reference.model.graph.expressions import parse_expr
+
+    parse_expr(mapper, where, _graph_fail)
+    return GraphArg(mapper)
+
+
+def pred_arg(predicate, where: str) -> GraphArg:
+    """A PRED argument: a JSON predicate (``{"cmp": [...]}``; checked now) or a Python callable
+    ``(key, value) -> bool`` (Kafka's ``Predicate``)."""
+    if predicate is None:
+        raise TypeError("predicate can't be null")
+    if callable(predicate) and not isinstance(predicate, dict):
+        return GraphArg(PRED_PLACEHOLDER, {"predicate": predicate}, (predicate,))
+    from reference.model.graph.expressions import parse_pred
+
+    parse_pred(predicate, where, _graph_fail)
+    return GraphArg(predicate)
+
+
+def key_value_arg(mapper, where: str, what: str, value_default: bool = False) -> GraphArg:
+    """The ``{"key": EXPR, "value": EXPR}`` argument of ``map`` and ``KTable#groupBy``: that
+    object (``value_default``: ``value`` may be left out) or a Python callable
+    ``(key, value) -> (new key, new value)`` (a ``KeyValue`` or any pair), called once per record."""
+    if mapper is None:
+        raise TypeError(f"{what} can't be null")
+    if callable(mapper) and not isinstance(mapper, dict):
+        cell = [None]
+
+        def key_of(key, value):
+            pair = mapper(key, value)
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"{what} {_callable_name(mapper)} must return a (key, value) pair (a KeyValue), "
+                                f"got {pair!r}")
+            cell[0] = pair[1]
+            return pair[0]
+
+        def value_of(key, value):
+            # called right after key_of for the same record (KStreamMap / KTableRepartitionMap)
+            return cell[0]
+
+        return GraphArg({"key": EXPR_PLACEHOLDER, "value": EXPR_PLACEHOLDER},
+                        {"key": _named_like(key_of, mapper), "value": _named_like(value_of, mapper)}, (mapper,))
+    if not isinstance(mapper, dict) or "key" not in mapper or not set(mapper) <= {"key", "value"} \
+            or (not value_default and "value" not in mapper):
+        fields = '{"key": EXPR, "value": EXPR}' + (' ("value" optional)' if value_default else "")
+        raise TypeError(f"{what} is a callable (key, value) -> (key, value) or {fields}, got {mapper!r}")
+    from reference.model.graph.expressions import parse_expr
+
+    for field, expr in mapper.items():
+        parse_expr(expr, f"{where}.{field}", _graph_fail)
+    return GraphArg(dict(mapper))
+
+
+def flat_mapper_arg(mapper, where: str) -> GraphArg:
+    """``flatMapValues``' mapper: a JSON EXPR (a list result gives a record per element) or a
+    Python callable ``value -> iterable`` / ``(key, value) -> iterable`` (None: no record; a string
+    or a dict is one value, as it is not a Java ``Iterable``)."""
+    arg = expr_arg(mapper, where, "mapper", value_only=True)
+    if not arg.callables:
+        return arg
+    func = arg.callables["mapper"]
+
+    def values(key, value):
+        result = func(key, value)
+        if result is None or isinstance(result, (list, str, bytes, dict)):
+            return result
+        return list(result)
+
+    return attrs.evolve(arg, callables={"mapper": _named_like(values, mapper)})
+
+
+def foreign_key_arg(extractor, where: str) -> GraphArg:
+    """A foreign-key extractor: a JSON EXPR of the left value (``$key`` is refused, as Kafka 3.9's
+    ``Function<V, KO>``) or a Python callable ``value -> foreign key``."""
+    if extractor is None:
+        raise TypeError("foreignKeyExtractor can't be null")
+    if callable(extractor) and not isinstance(extractor, (str, dict)):
+        return GraphArg(EXPR_PLACEHOLDER, {"foreign_key": _value_mapper(extractor)}, (extractor,))
+    arg = expr_arg(extractor, where, "foreignKeyExtractor")
+    return GraphArg(arg.json)
+
+
+def graph_joiner_arg(joiner) -> GraphArg:
+    """A graph join's joiner fields: ``pair`` / ``concat`` (a name or a :class:`ValueJoiner`) or a
+    Python callable ``(left, right) -> value``."""
+    fields = joiner_fields(joiner)
+    if callable(fields["joiner"]):
+        return GraphArg({"joiner": "pair"}, {"joiner": fields["joiner"]}, (fields["joiner"],))
+    obj = {"joiner": fields["joiner"]}
+    if fields["joiner_separator"] != "+":
+        obj["joiner_separator"] = fields["joiner_separator"]
+    return GraphArg(obj)
+
+
+def join_window_json(windows: JoinWindows) -> dict:
+    """A stream-stream join's ``window`` and ``window_api`` fields."""
+    return {"window": {"before_ms": windows.before_ms, "after_ms": windows.after_ms, "grace_ms": windows.grace_ms},
+            "window_api": windows.window_api}
+
+
+def windowed_by_json(windows, emit: str) -> dict:
+    """``windowed_by``'s argument for ``TimeWindows``, ``SlidingWindows`` or ``SessionWindows``."""
+    if isinstance(windows, TimeWindows):
+        obj = {"time": {"size_ms": windows.size_ms, "advance_ms": windows.advance_ms, "grace_ms": windows.grace_ms}}
+    elif isinstance(windows, SlidingWindows):
+        obj = {"sliding": {"time_difference_ms": windows.time_difference_ms, "grace_ms": windows.grace_ms}}
+    else:
+        obj = {"session": {"gap_ms": windows.gap_ms, "grace_ms": windows.grace_ms}}
+    if emit != "on_update":
+        obj["emit"] = emit
+    return obj
+
+
+def suppress_json(spec: SuppressSpec) -> dict:
+    """The suppress object of a :class:`SuppressSpec` (format 1's, which graphs share)."""
+    out = {"until": spec.until}
+    if spec.time_limit_ms is not None:
+        out["time_limit_ms"] = spec.time_limit_ms
+    if spec.buffer != SuppressBufferSpec():
+        buffer = {name: getattr(spec.buffer, name) for name in ("max_records", "max_bytes")
+                  if getattr(spec.buffer, name) is not None}
+        buffer["when_full"] = spec.buffer.when_full
+        out["buffer"] = buffer
+    return out
+
+
+def graph_aggregation_arg(method: str, initializer, aggregator, names, reduce: bool) -> tuple:
+    """``(operation, GraphArg)`` of ``count`` / ``reduce`` / ``aggregate`` in a graph: a named
+    function of the graph spec (``names``), an :class:`Aggregation`, or Python callables
+    (``initializer`` + ``aggregator``; ``reduce``: ``initializer`` is the reducer)."""
+    from reference.model.aggregations import Aggregation
+
+    if isinstance(initializer, str):
+        if aggregator is not None:
+            raise TypeError(f"a named {method} brings its own functions; give either a name or callables")
+        if initializer not in names:
+            raise IllegalArgumentError(f"unknown {'reducer' if reduce else 'aggregation'} {initializer!r}: "
+                                       f"{method}() of a graph takes the named functions {', '.join(names)}, "
+                                       "an Aggregation or Python callables")
+        return method, GraphArg(initializer)
+    if isinstance(initializer, Aggregation):
+        if aggregator is not None:
+            raise TypeError("an Aggregation brings its own functions; give either it or callables")
+        if initializer.is_reduce != reduce:
+            raise TypeError(f"{method} takes an Aggregation {'without' if reduce else 'with'} initializer, "
+                            f"got {initializer.name!r}")
+        aggregation = initializer
+    elif reduce:
+        _require_callable(initializer, "reducer", "(aggregate, value) -> aggregate")
+        aggregation = aggregation_from_callables(reducer=initializer, name=_callable_name(initializer))
+    else:
+        _require_callable(initializer, "initializer", "() -> aggregate")
+        _require_callable(aggregator, "aggregator", "(key, value, aggregate) -> aggregate")
+        aggregation = aggregation_from_callables(initializer, aggregator, name=_callable_name(aggregator))
+    placeholder = "sum" if reduce else "count"
+    users = tuple(f for f in (initializer, aggregator) if f is not None)
+    return method, GraphArg(placeholder, {"function": aggregation}, users)
+
+
+def graph_subtractor(subtractor, reduce: bool):
+    """A grouped table's Python subtractor as the engine calls it, ``(key, aggregate, value) ->
+    aggregate``: Kafka's ``Reducer`` ``(aggregate, value)`` for ``reduce``, its ``Aggregator``
+    ``(key, value, aggregate)`` (the group's key) for ``aggregate``."""
+    if reduce:
+        _require_callable(subtractor, "subtractor", "(aggregate, value) -> aggregate")
+        return _named_like(lambda key, aggregate, value: subtractor(aggregate, value), subtractor)
+    _require_callable(subtractor, "subtractor", "(key, value, aggregate) -> aggregate")
+    return _named_like(lambda key, aggregate, value: subtractor(key, value, aggregate), subtractor)

@@ -94,7 +94,7 @@ class TableAggregate(Processor):
         super().__init__(name, ctx)
         self.ts_max = profile.output_ts_max  # KAFKA-6455 (2.3): max(record ts, aggregate ts)
         self.aggregation = aggregation
-        self.subtract = subtract  # (aggregate, value) -> aggregate
+        self.subtract = subtract  # (key, aggregate, value) -> aggregate
         self.send_old = send_old
         self.store = KeyValueStore()
         self.rows = self.store.rows
@@ -118,7 +118,7 @@ class TableAggregate(Processor):
         removed, added = change[1], change[0]
         subtracted = removed is not None and old is not None
         if subtracted:
-            agg = self.subtract(old, removed)
+            agg = self.subtract(key, old, removed)
         initialized = False
         if added is not None:
             aggregation = self.aggregation

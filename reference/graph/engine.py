@@ -217,7 +217,11 @@ class GraphTask:
             return aggregations.WindowedAggregate(name, self.ctx, operator)
         aggregation = aggregation_of_node(op)
         if upstream_kind is Kind.GROUPED_TABLE:
-            subtract = op.subtractor if op.subtractor is not None else fn.graph_subtractor(op.type.value, op.function)
+            if op.subtractor is not None:
+                subtract = op.subtractor
+            else:
+                named = fn.graph_subtractor(op.type.value, op.function)
+                subtract = lambda key, aggregate, value: named(aggregate, value)  # noqa: E731 (keyless named)
             return aggregations.TableAggregate(name, self.ctx, aggregation, subtract, node_plan.send_old_values,
                                                self.profile)
         return aggregations.StreamAggregate(name, self.ctx, aggregation, node_plan.send_old_values, self.profile)

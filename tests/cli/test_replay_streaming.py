@@ -119,7 +119,7 @@ def test_drops_file_lists_every_drop_and_the_summary_counts_them(tmp_path, capsy
         {"input": 1, "drop": "null_key", "topic": "left", "partition": 0, "key": None},
         {"input": 2, "drop": "null_value", "topic": "left", "partition": 0, "key": "k"},
         {"input": 4, "drop": "null_key", "topic": "left", "partition": 0, "key": None}]
-    assert "3 inputs dropped" in capsys.readouterr().out
+    assert "3 drops" in capsys.readouterr().out
     assert [json.loads(line)["value"] for line in out.read_text().splitlines()] == ["b-t"]
 
 

@@ -155,7 +155,7 @@ class AggregateOp:
     """``count()``, ``reduce(NAME)`` or ``aggregate(NAME)`` on a grouped or windowed stream or a
     grouped table. A graph built by the Python API may hold an
     :class:`reference.model.aggregations.Aggregation` in ``function`` and, on a grouped table,
-    its subtractor ``(aggregate, value) -> aggregate`` in ``subtractor`` (None: the named one)."""
+    its subtractor ``(key, aggregate, value) -> aggregate`` in ``subtractor`` (None: the named one)."""
 
     type: AggregationType
     function: object = "count"
