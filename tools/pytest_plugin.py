@@ -6,8 +6,9 @@ until a project opts in, and imports nothing heavy at load time (no Spark, no en
 the scenario loader): every kssim import happens in a function, when there is work for it.
 
 - ``kssim_scenarios`` (ini, one entry a line, relative to the rootdir): folders (searched
-  recursively), files or globs. Each scenario file (.json, .yaml, .yml) pytest visits under them
-  becomes one test item named after the scenario, judged as ``kssim check`` judges it
+  recursively), files or globs. Each scenario file (.json, .yaml, .yml; a format-1 operator or a
+  topology graph) pytest visits under them becomes one test item named after the scenario,
+  judged as ``kssim check`` judges it
   (``reference.model.compare.judge``). A failure shows check's first difference with neighbours,
   then the ``--explain`` lines of the input at the difference; an invalid file fails with check's
   INVALID message; a scenario the engine cannot run is skipped with check's reason.
@@ -284,37 +285,40 @@ class KssimHelper:
 
     def driver(self, topology, release: Optional[str] = None, **options):
         """``TopologyTestDriver(topology, release, **options)``; ``release`` defaults to the run's.
-        Explanations are on unless ``explain=False``, so a failed assertion can say why."""
-        from reference.api import TopologyTestDriver
+        ``topology``: a ``Topology``, or a topology graph as a scenario file writes it (the
+        ``{"graph": [...]}`` object, or its list of nodes), or a parsed spec, which is wrapped
+        in a ``Topology``. Explanations are on unless ``explain=False``, so a failed assertion
+        can say why."""
+        from reference.api import Topology, TopologyTestDriver
 
+        if not isinstance(topology, Topology):
+            topology = Topology(topology_spec(topology))
         release = release or self.release
         if release is not None:
             options["release"] = release
         options.setdefault("explain", True)
         return TopologyTestDriver(topology, **options)
 
-    def assert_outputs(self, topic, expected) -> None:
-        """Read every record waiting on ``topic`` (a TestOutputTopic, or a driver: its ``output``
-        topic) and check they are ``expected``: ``(key, value, ts)`` tuples or TestRecords, in
-        order. Keys and values compare as Kafka compares them (serialized: ``1``, ``1.0``,
+    def assert_outputs(self, topic, expected, *, topic_name: Optional[str] = None) -> None:
+        """Read every record waiting on an output topic and check they are ``expected``:
+        ``(key, value, ts)`` tuples or TestRecords, in order. ``topic``: a TestOutputTopic, or a
+        driver: the topic ``topic_name``, else the one topic its topology writes (``output`` for
+        a single operator, a graph's one sink topic). For a topology that writes several topics
+        (a graph with several ``to``), ``expected`` may be a dict ``{topic: records}``: each of
+        those topics is read and checked (a topic left out is not read), every difference
+        reported. Keys and values compare as Kafka compares them (serialized: ``1``, ``1.0``,
         ``True`` and ``"1"`` differ), as ``kssim check`` does; a windowed key may be given as a
         ``Windowed`` or as ``{"key", "start", "end"}``."""
         __tracebackhide__ = True
-        from reference.model.compare import compare_records
-        from reference.model.records import OutputRecord
-
-        topic = _output_topic(topic)
-        actual = [OutputRecord(topic.topic, 0, _plain_key(r.key), r.value, r.ts, r.input_index, r.old_value, r.why)
-                  for r in topic.read_records_to_list()]
-        wanted = [_expected_record(topic.topic, item, n) for n, item in enumerate(expected)]
-        # kssim check's comparison of one partition: the same first difference and neighbours
-        mismatch = compare_records(wanted, actual, None)
-        if mismatch is None:
-            return
-        text = f"output topic {topic.topic!r}: {mismatch.describe()}"
-        if 0 <= mismatch.position < len(actual) and actual[mismatch.position].why is not None:
-            text += f"\n  why #{mismatch.position}: {actual[mismatch.position].why.describe()}"
-        raise AssertionError(text)
+        if isinstance(expected, dict):
+            if topic_name is not None:
+                raise TypeError("assert_outputs: give either topic_name or a {topic: records} dict, not both")
+            problems = [_topic_mismatch(_output_topic(topic, name), records) for name, records in expected.items()]
+        else:
+            problems = [_topic_mismatch(_output_topic(topic, topic_name), expected)]
+        problems = [p for p in problems if p is not None]
+        if problems:
+            raise AssertionError("\n".join(problems))
 
     def assert_drops(self, driver, expected) -> None:
         """Check ``driver.drops()`` is ``expected``: ``(input_index, reason)`` pairs in input
@@ -341,11 +345,74 @@ class KssimHelper:
         raise AssertionError("\n".join(lines))
 
 
-def _output_topic(topic):
-    from reference.api import TopologyTestDriver
-    from reference.model.scenario import OUTPUT_TOPIC
+def topology_spec(topology):
+    """The topology spec of what :meth:`KssimHelper.driver` is given other than a ``Topology``:
+    a topology graph as a scenario file writes it (``{"graph": [...]}`` or the list of nodes,
+    parsed and checked as the scenario loader does: a bad node raises ``ScenarioError`` naming
+    it), or a spec already parsed (returned as is)."""
+    from reference.model.errors import ScenarioError
+    from reference.model.topology import parse_topology
 
-    return topic.create_output_topic(OUTPUT_TOPIC) if isinstance(topic, TopologyTestDriver) else topic
+    if isinstance(topology, (list, tuple)):
+        topology = {"graph": list(topology)}
+    if not isinstance(topology, dict):
+        return topology
+
+    def fail(where, message):
+        return ScenarioError("kssim.driver", where, message)
+
+    return parse_topology(topology, fail)
+
+
+def _output_topic(topic, name: Optional[str] = None):
+    """The TestOutputTopic to read: ``topic`` itself, or a driver's topic ``name`` (default: the
+    one topic its topology writes)."""
+    from reference.api import TopologyTestDriver
+
+    if not isinstance(topic, TopologyTestDriver):
+        if name is not None and name != topic.topic:
+            raise TypeError(f"assert_outputs: topic_name {name!r} given with the output topic {topic.topic!r}")
+        return topic
+    if name is None:
+        written = _written_topics(topic)
+        if len(written) != 1:
+            raise TypeError(f"assert_outputs: the topology writes {len(written)} topics ({', '.join(written)}): "
+                            "name one (topic_name=...) or give {topic: records}")
+        name = written[0]
+    return topic.create_output_topic(name)
+
+
+def _written_topics(driver) -> tuple:
+    """The topics ``driver``'s topology writes (a graph's sink topics; format 1's ``output``)."""
+    from reference.model.scenario import OUTPUT_TOPIC
+    from reference.model.topology import output_topics
+
+    written = getattr(driver, "output_topics", None)
+    if written is not None:
+        return tuple(written)
+    spec = getattr(getattr(driver, "topology", None), "spec", None)
+    return (OUTPUT_TOPIC,) if spec is None else tuple(output_topics(spec))
+
+
+def _topic_mismatch(topic, expected) -> Optional[str]:
+    """Read every record waiting on TestOutputTopic ``topic``; None when they are ``expected``,
+    else kssim check's first difference (with neighbours and the why of the record there)."""
+    from reference.model.compare import compare_records
+    from reference.model.records import OutputRecord
+
+    actual = [OutputRecord(topic.topic, 0, _plain_key(r.key), r.value, r.ts, r.input_index, r.old_value, r.why)
+              for r in topic.read_records_to_list()]
+    wanted = [_expected_record(topic.topic, item, n) for n, item in enumerate(expected)]
+    # kssim check's comparison of one partition: the same first difference and neighbours
+    mismatch = compare_records(wanted, actual, None)
+    if mismatch is None:
+        return None
+    text = mismatch.describe()
+    # check names a topic other than format 1's output itself ("topic out2 partition 0, ...")
+    text = f"output {text}" if text.startswith("topic ") else f"output topic {topic.topic!r}: {text}"
+    if 0 <= mismatch.position < len(actual) and actual[mismatch.position].why is not None:
+        text += f"\n  why #{mismatch.position}: {actual[mismatch.position].why.describe()}"
+    return text
 
 
 def _plain_key(key):

@@ -15,7 +15,6 @@ session, suppress and subscription stores as Kafka's JSON bytes do.
 """
 from __future__ import annotations
 
-from contextvars import ContextVar
 from functools import partial
 
 import attrs
@@ -24,6 +23,7 @@ from reference.graph import aggregations, joins, stream_nodes as sn, table_nodes
 from reference.graph.cache import RecordCache
 from reference.graph.queues import InternalQueues
 from reference.model import keys
+from reference.model.engines import GRAPH_TRAFFIC
 from reference.model.graph import expressions as ex
 from reference.model.graph import functions as fn
 from reference.model.graph.nodes import (AggregateOp, FilterOp, FlatMapValuesOp, GroupByKeyOp, GroupByOp, JoinOp,
@@ -39,10 +39,6 @@ from reference.runtime.operators import builder_for
 from reference.suppress.processor import KTableSuppressProcessor
 
 
-#: when set to a list, every record a graph task takes (an input, then the internal-topic records it
-#: caused) is appended as ``(topic, key, value, ts, input index, stream time after it)``: the
-#: records ``kssim timeline`` draws on internal topics (``tools/timeline/model.py``)
-TAKEN: ContextVar = ContextVar("graph_taken", default=None)
 
 
 class GraphContext(TaskContext):
@@ -98,7 +94,7 @@ class GraphTask:
         if ts > ctx.stream_time:
             ctx.stream_time = ts
         ctx.current_topic = topic
-        taken = TAKEN.get()
+        taken = GRAPH_TRAFFIC.get()
         if taken is not None:
             taken.append((topic, key, value, ts, ctx.input_index, ctx.stream_time))
         for receiver in self.receivers[topic]:

@@ -155,12 +155,14 @@ class _ForeignKeyJoinSettings:
 
 class _AppliedUpdate:
     """The foreign-table stage expects a table source to update; in a graph the right table node
-    upstream already did, so this hands the stage the change as that node forwarded it."""
+    upstream already did, so this hands the stage the change as that node forwarded it. ``store``:
+    the versioned store behind the right table (its explanations of out-of-order updates read it)."""
 
-    __slots__ = ("change",)
+    __slots__ = ("change", "store")
 
-    def __init__(self):
+    def __init__(self, store=None):
         self.change = None
+        self.store = store
 
     def update(self, key, key_id, value, ts, ctx):
         return self.change
@@ -190,7 +192,7 @@ class ForeignKeyJoin(Processor):
         store = SubscriptionStore()
         self.receive = SubscriptionReceive(profile, store, SubscriptionJoin(lambda k_id: right.get(None, k_id),
                                                                            routing))
-        self.applied = _AppliedUpdate()
+        self.applied = _AppliedUpdate(_store_behind(right))
         self.foreign = ForeignTableJoin(self.applied, store, routing, profile.versioned_tables and right_versioned)
         self.topics = {SUBSCRIPTION_TOPIC: f"{name} subscription", RESPONSE_TOPIC: f"{name} response"}
         self.forwarding = _ForeignKeyContext(ctx, self)
@@ -223,6 +225,16 @@ class ForeignKeyJoin(Processor):
 
     def get(self, key, key_id):
         return None if self.result_store is None else self.result_store.rows.get(key_id)
+
+
+def _store_behind(table):
+    """The store a table node reads through (a filter or map_values reads its parent's), or None."""
+    while table is not None:
+        store = getattr(table, "store", None)
+        if store is not None:
+            return store
+        table = getattr(table, "parent", None)
+    return None
 
 
 def _subscription_send(join: str, extractor, profile, routing, hashes) -> SubscriptionSend:

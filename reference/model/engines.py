@@ -9,6 +9,9 @@ never imports an engine at import time (and needs no Spark to be imported).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import importlib
 from typing import List, Sequence
 
@@ -28,6 +31,23 @@ REPLAY_FUNCTIONS = {
     "spark": ("spark_backend.runtime.replay", "replay_to_file"),
 }
 
+
+#: when set to a list, every record a graph task takes (an input, then the internal-topic records it
+#: caused) is appended as ``(topic, key, value, ts, input index, stream time after it)``: what
+#: ``kssim timeline`` draws on internal topics (:func:`record_graph_traffic`)
+GRAPH_TRAFFIC: ContextVar = ContextVar("graph_traffic", default=None)
+
+
+@contextmanager
+def record_graph_traffic():
+    """Within it, the reference engine's graph tasks list every record they take (the list it
+    yields); outside it they pay one context-variable read per record."""
+    taken: list = []
+    token = GRAPH_TRAFFIC.set(taken)
+    try:
+        yield taken
+    finally:
+        GRAPH_TRAFFIC.reset(token)
 
 def check_engine(engine: str) -> str:
     """``engine`` if kssim knows it; a KssimError naming the known engines otherwise."""

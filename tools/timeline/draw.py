@@ -5,11 +5,15 @@ Two panels share the time axis (x = timestamp, ms):
 - **records** (top): a lane per input topic partition with each input at its timestamp, the
   aggregation windows (bar = window, thin line = grace, tick = close point) when the topology
   keeps windows, and a lane per output topic partition; a grey arrow runs from each output back
-  to the input whose processing emitted it; drops are red crosses with their reason code.
+  to the input whose processing emitted it; drops are red crosses with their reason code. A
+  topology graph also has a lane per internal topic (repartition, foreign-key subscription and
+  response topics, grey) between the inputs and the windows, each record there joined to its
+  input by a dotted line.
 - **processing order** (bottom): one row per processed input, top to bottom; each input's dot at
   its timestamp, its join window (bar) and grace (thin line up to the close tick) on its row,
-  the outputs it emitted (diamonds), and one step line per task: the task's stream time after
-  each row. Where a stream-time line passes a close tick, that window closed.
+  the outputs it emitted (diamonds), the internal records it caused (small grey squares), and
+  one step line per task: the task's stream time after each row. Where a stream-time line
+  passes a close tick, that window closed.
 
 Labels are thinned per lane (a label is drawn only where it fits beside the previous one) and
 cut, and the figure grows with the number of lanes and records, so 5 to 200 records stay
@@ -37,6 +41,9 @@ from tools.timeline.model import IntervalKind, LaneKind, MarkKind, RecordMark, T
 MARKERS = {MarkKind.VALUE: "o", MarkKind.NULL_VALUE: "s", MarkKind.NULL_KEY: "^"}
 MARK_NAMES = {MarkKind.VALUE: "record", MarkKind.NULL_VALUE: "null value (tombstone)", MarkKind.NULL_KEY: "null key"}
 TOPIC_COLOURS = {"left": "tab:blue", "right": "tab:orange", "input": "tab:blue"}
+#: the input topics of a graph (any names), in the order of their lanes
+SOURCE_COLOURS = ("tab:blue", "tab:orange", "tab:cyan", "tab:olive", "tab:purple", "tab:brown", "tab:pink")
+INTERNAL_COLOUR = "tab:gray"
 OUTPUT_COLOUR = "tab:green"
 DROP_COLOUR = "tab:red"
 TASK_COLOURS = ("black", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
@@ -48,8 +55,10 @@ ARROW_LIMIT = 60
 #: a window row holds windows that do not overlap; at most this many rows (then they share)
 WINDOW_ROWS = 12
 FORMATS = ("png", "svg", "html")
-#: the figure's margins, in inches: lane names, the legends on the right, the title, the x label
+#: the figure's margins, in inches: lane names (at least), the legends on the right, the title, the x label
 LEFT_IN, LEGEND_IN, TITLE_IN, AXIS_LABEL_IN = 1.0, 2.3, 0.6, 0.55
+#: a lane name's width, in inches per character (the axis' tick labels), and its longest line
+LANE_CHAR_IN, LANE_LINE_CHARS = 0.09, 24
 
 
 def render(timeline: Timeline, fmt: str, dpi: int = 110) -> bytes:
@@ -79,10 +88,12 @@ def figure(timeline: Timeline) -> Figure:
     top_height = 0.5 * len(timeline.lanes) + 0.3 * (max(window_rows, default=-1) + 1) + 0.8
     bottom_height = min(13.0, max(2.4, 0.13 * steps + 1.0))
     height = top_height + bottom_height + TITLE_IN + AXIS_LABEL_IN
-    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(width + LEFT_IN + LEGEND_IN, height),
+    left_in = max(LEFT_IN, 0.15 + LANE_CHAR_IN * max(len(line) for lane in timeline.lanes
+                                                        for line in lane_name(lane.label).split("\n")))
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(width + left_in + LEGEND_IN, height),
                                       gridspec_kw={"height_ratios": [top_height, bottom_height], "hspace": 0.08})
-    total = width + LEFT_IN + LEGEND_IN
-    fig.subplots_adjust(left=LEFT_IN / total, right=1 - LEGEND_IN / total, top=1 - TITLE_IN / height,
+    total = width + left_in + LEGEND_IN
+    fig.subplots_adjust(left=left_in / total, right=1 - LEGEND_IN / total, top=1 - TITLE_IN / height,
                         bottom=AXIS_LABEL_IN / height)
     xlim, clipped = _x_range(timeline)
     top.set_xlim(*xlim)
@@ -94,7 +105,8 @@ def figure(timeline: Timeline) -> Figure:
     _draw_links(top, timeline, ys)
     _draw_processing(bottom, timeline, per_ms)
     _draw_clipped(bottom, clipped, xlim)
-    count = f"{len(timeline.inputs)} inputs, {len(timeline.outputs)} outputs, " \
+    internal = f"{len(timeline.internal)} internal records, " if timeline.internal else ""
+    count = f"{len(timeline.inputs)} inputs, {internal}{len(timeline.outputs)} outputs, " \
             f"{len({d.input_index for d in timeline.drops})} dropped"
     tasks = f", {timeline.tasks} tasks" if timeline.tasks > 1 else ""
     top.set_title(f"{timeline.name}\nKafka {timeline.release}, {timeline.operator}{tasks}: {count}",
@@ -106,14 +118,31 @@ def figure(timeline: Timeline) -> Figure:
 
 # --- layout ---------------------------------------------------------------------------------------
 
+def lane_name(label: str) -> str:
+    """A lane's name as drawn: a long one (a graph's internal topic,
+    ``KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition``) broken at dashes or spaces into lines
+    of at most :data:`LANE_LINE_CHARS` characters where it can be."""
+    if len(label) <= LANE_LINE_CHARS:
+        return label
+    lines, line = [], ""
+    for part in label.replace(" ", " \0").replace("-", "-\0").split("\0"):
+        if line and len(line) + len(part) > LANE_LINE_CHARS:
+            lines.append(line.rstrip())
+            line = ""
+        line += part
+    return "\n".join(lines + [line])
+
+
 def _lane_positions(timeline: Timeline, window_rows: int) -> Tuple[Dict[int, float], List[float], float]:
-    """y of each lane (inputs from the top, then the window rows, then outputs)."""
+    """y of each lane (inputs from the top, then a graph's internal topics, then the window rows,
+    then outputs)."""
     y = 0.0
     lanes_y = {}
-    for i, lane in enumerate(timeline.lanes):
-        if lane.kind is LaneKind.INPUT:
-            lanes_y[i] = y
-            y -= 1.0
+    for kind in (LaneKind.INPUT, LaneKind.INTERNAL):
+        for i, lane in enumerate(timeline.lanes):
+            if lane.kind is kind:
+                lanes_y[i] = y
+                y -= 1.0
     windows_y = []
     if window_rows:
         y += 0.35
@@ -172,7 +201,14 @@ def _x_range(timeline: Timeline) -> Tuple[Tuple[float, float], List[int]]:
 
 def _lane_colour(timeline: Timeline, lane: int) -> str:
     info = timeline.lanes[lane]
-    return OUTPUT_COLOUR if info.kind is LaneKind.OUTPUT else TOPIC_COLOURS.get(info.topic, "tab:blue")
+    if info.kind is LaneKind.OUTPUT:
+        return OUTPUT_COLOUR
+    if info.kind is LaneKind.INTERNAL:
+        return INTERNAL_COLOUR
+    if info.topic in TOPIC_COLOURS and timeline.operator != "graph":
+        return TOPIC_COLOURS[info.topic]
+    topics = list(dict.fromkeys(x.topic for x in timeline.lanes if x.kind is LaneKind.INPUT))
+    return SOURCE_COLOURS[topics.index(info.topic) % len(SOURCE_COLOURS)]
 
 
 def _thin(marks: Sequence[Tuple[float, str]], per_ms: float) -> List[Tuple[int, int]]:
@@ -205,7 +241,8 @@ def mark_positions(timeline: Timeline, lanes_y) -> Dict[Tuple[LaneKind, int], fl
     session, a join's several results)."""
     seen: Dict[Tuple[int, int], int] = {}
     out = {}
-    for kind, marks in ((LaneKind.INPUT, timeline.inputs), (LaneKind.OUTPUT, timeline.outputs)):
+    for kind, marks in ((LaneKind.INPUT, timeline.inputs), (LaneKind.INTERNAL, timeline.internal),
+                        (LaneKind.OUTPUT, timeline.outputs)):
         for m in marks:
             n = seen.get((m.lane, m.ts), 0)
             seen[(m.lane, m.ts)] = n + 1
@@ -220,14 +257,14 @@ def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
         if d.reason.code not in codes:
             codes.append(d.reason.code)
     by_lane: Dict[int, List[RecordMark]] = {}
-    for mark in timeline.inputs + timeline.outputs:
+    for mark in timeline.inputs + timeline.internal + timeline.outputs:
         by_lane.setdefault(mark.lane, []).append(mark)
     for lane, y in lanes_y.items():
         ax.axhline(y, color="0.85", lw=0.8, zorder=0)
         marks = sorted(by_lane.get(lane, []), key=lambda m: (m.ts, m.index))
         colour = _lane_colour(timeline, lane)
-        is_input = timeline.lanes[lane].kind is LaneKind.INPUT
-        lane_kind = LaneKind.INPUT if is_input else LaneKind.OUTPUT
+        lane_kind = timeline.lanes[lane].kind
+        is_input = lane_kind is LaneKind.INPUT
         for kind in MarkKind:
             shown = [m for m in marks if m.kind is kind]
             if shown:
@@ -251,7 +288,7 @@ def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
                                 ha="left", va="center", fontsize=LABEL_SIZE - 0.5, color="0.3", zorder=4)
         if is_input:
             _draw_drops(ax, [m for m in marks if m.index in dropped], dropped, ys, per_ms)
-    ax.set_yticks(list(lanes_y.values()), [timeline.lanes[i].label for i in lanes_y])
+    ax.set_yticks(list(lanes_y.values()), [lane_name(timeline.lanes[i].label) for i in lanes_y])
     ax.tick_params(axis="y", length=0)
     ax.set_ylim(min(lanes_y.values()) - 0.75, max(lanes_y.values()) + 0.75)
     for side in ("right", "left", "top"):
@@ -278,7 +315,13 @@ def _draw_drops(ax, marks: List[RecordMark], codes: Dict[int, List[str]], ys, pe
 
 
 def _draw_links(ax, timeline: Timeline, ys) -> None:
-    """A grey arrow from each output to the input whose processing emitted it."""
+    """A grey arrow from each output to the input whose processing emitted it; a dotted line from
+    each internal record (a graph's) to the input whose processing wrote it."""
+    crossed = [((timeline.inputs[m.source].ts, ys[(LaneKind.INPUT, m.source)]),
+                (m.ts, ys[(LaneKind.INTERNAL, m.index)])) for m in timeline.internal if m.source is not None]
+    if crossed:
+        ax.add_collection(LineCollection(crossed, colors=INTERNAL_COLOUR, alpha=0.35, linewidths=0.7,
+                                         linestyles=":", zorder=1))
     segments = []
     for link in timeline.links:
         out, src = timeline.outputs[link.output], timeline.inputs[link.input_index]
@@ -376,6 +419,9 @@ def _draw_processing(ax, timeline: Timeline, per_ms: float) -> None:
                if timeline.links[o.index].input_index in step_of]
     if emitted:
         ax.scatter(*zip(*emitted), marker="D", s=14, color=OUTPUT_COLOUR, zorder=3, alpha=0.8)
+    crossed = [(m.ts, step_of[m.source]) for m in timeline.internal if m.source in step_of]
+    if crossed:
+        ax.scatter(*zip(*crossed), marker="s", s=10, color=INTERNAL_COLOUR, zorder=3, alpha=0.8)
     for task in range(timeline.tasks):
         xs, ys = _stream_time_path(timeline, task)
         if xs:
@@ -417,6 +463,8 @@ def _legends(top, bottom, timeline: Timeline) -> None:
     handles.append(Line2D([], [], ls="", marker="x", color=DROP_COLOUR, markeredgewidth=1.8, label="dropped (reason)"))
     if timeline.links:
         handles.append(Line2D([], [], color="0.45", lw=0.8, label="output \u2190 input that emitted it"))
+    if timeline.internal:
+        handles.append(Line2D([], [], color=INTERNAL_COLOUR, lw=0.8, ls=":", label="internal record \u2190 its input"))
     if any(iv.lost for iv in timeline.intervals):
         handles.append(Line2D([], [], color=DROP_COLOUR, lw=4, alpha=0.75, label="window never emitted (expired)"))
     top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
@@ -433,13 +481,17 @@ def _legends(top, bottom, timeline: Timeline) -> None:
         handles.append(Line2D([], [], color="0.6", lw=0.7, ls=":", label="window close (end + grace)"))
     if timeline.outputs:
         handles.append(Line2D([], [], ls="", marker="D", color=OUTPUT_COLOUR, markersize=4, label="output emitted"))
+    if timeline.internal:
+        handles.append(Line2D([], [], ls="", marker="s", color=INTERNAL_COLOUR, markersize=3.5,
+                              label="internal record written"))
     bottom.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
 
 
 # --- HTML ----------------------------------------------------------------------------------------------
 
 def html_page(timeline: Timeline, svg: str) -> str:
-    """A self-contained page: the SVG inline, then the inputs and outputs as tables."""
+    """A self-contained page: the SVG inline, then the inputs, a graph's internal records and the
+    outputs as tables."""
     start = svg.find("<svg")
     svg = svg[start:] if start >= 0 else svg  # drop the XML prologue: the SVG is inline
     reasons: Dict[int, List[str]] = {}
@@ -455,6 +507,14 @@ def html_page(timeline: Timeline, svg: str) -> str:
         f"<tr><td>{m.index}</td><td>{_e(lanes[m.lane].label)}</td><td>{_e(show(m.key))}</td>"
         f"<td>{_e(show(m.value))}</td><td>{m.ts}</td><td>{emitted_by.get(m.index, '')}</td></tr>"
         for m in timeline.outputs)
+    internal = ""
+    if timeline.internal:
+        rows = "".join(
+            f"<tr><td>{m.index}</td><td>{_e(lanes[m.lane].label)}</td><td>{_e(show(m.key))}</td>"
+            f"<td>{_e(show(m.value))}</td><td>{m.ts}</td><td>{'' if m.source is None else m.source}</td></tr>"
+            for m in timeline.internal)
+        internal = ("<h2>Internal records</h2><table><tr><th>#</th><th>topic</th><th>key</th><th>value</th><th>ts</th>"
+                    f"<th>written at input</th></tr>{rows}</table>\n")
     title = _e(f"{timeline.name} (Kafka {timeline.release}, {timeline.operator})")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -463,7 +523,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} svg{{max-width:10
 <body><h1>{title}</h1>
 {svg}
 <h2>Inputs</h2><table><tr><th>input</th><th>lane</th><th>key</th><th>value</th><th>ts</th><th>dropped</th></tr>{rows_in}</table>
-<h2>Outputs</h2><table><tr><th>#</th><th>lane</th><th>key</th><th>value</th><th>ts</th><th>emitted by input</th></tr>{rows_out}</table>
+{internal}<h2>Outputs</h2><table><tr><th>#</th><th>lane</th><th>key</th><th>value</th><th>ts</th><th>emitted by input</th></tr>{rows_out}</table>
 </body></html>
 """
 

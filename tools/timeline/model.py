@@ -5,12 +5,16 @@ Built from the scenario and the reference engine's run with explanations (the ru
 (``reference.model.engines.processing_order``). Nothing here draws; every element is a frozen
 value the tests can look at:
 
-- :class:`Lane`: one per input topic partition, then one per output topic partition;
-- :class:`RecordMark`: an input or output record at its timestamp, in its lane;
+- :class:`Lane`: one per input topic partition, then (topology graphs) one per internal topic
+  (repartition, foreign-key subscription and response topics), then one per output topic
+  partition;
+- :class:`RecordMark`: an input, internal or output record at its timestamp, in its lane;
 - :class:`StreamTimeStep`: one per processed input, in processing order: the stream time of the
-  input's task after it (:func:`task_stream_times`);
+  input's task after it (:func:`task_stream_times`; for a graph, as its task took the input and
+  the internal-topic records it caused: :func:`reference.model.engines.record_graph_traffic`);
 - :class:`Interval`: a stream-stream join record's window and grace, a stream-table join's grace
-  buffer, or an aggregation window with its close point (window end + grace);
+  buffer, or an aggregation window with its close point (window end + grace); in a graph, the
+  windows its windowed aggregations' results name on the sink topics;
 - :class:`Link`: an output record and the input whose processing emitted it;
 - :class:`DropMark`: a dropped (or partly ignored) input and its ``DropReason``.
 """
@@ -28,7 +32,7 @@ from reference.model.keys import key_text
 from reference.model.render import show
 from reference.model.windows import window_starts
 from reference.model.scenario import OUTPUT_TOPIC
-from reference.model.topology import OPERATOR_INPUT_TOPICS
+from reference.model.topology import OPERATOR_INPUT_TOPICS, input_topics, output_topics
 
 #: labels longer than this are cut (with an ellipsis): a lane holds up to hundreds of them
 LABEL_CHARS = 14
@@ -36,6 +40,9 @@ LABEL_CHARS = 14
 
 class LaneKind(enum.Enum):
     INPUT = "input"
+    #: a topology graph's internal topic: the records that crossed it (repartition topics, a
+    #: foreign-key join's subscription and response topics)
+    INTERNAL = "internal"
     OUTPUT = "output"
 
 
@@ -72,8 +79,10 @@ class Lane:
 
 @attrs.frozen
 class RecordMark:
-    """An input (``index``: its input index) or output record (``index``: its position in the
-    output) at ``ts`` in lane ``lane`` (an index into :attr:`Timeline.lanes`)."""
+    """An input (``index``: its input index), internal (``index``: its position in
+    :attr:`Timeline.internal`) or output record (``index``: its position in the output) at ``ts``
+    in lane ``lane`` (an index into :attr:`Timeline.lanes`). ``source``: an internal record's
+    input, the one whose processing wrote it (None for the others: outputs have :class:`Link` s)."""
 
     lane: int
     index: int
@@ -82,6 +91,7 @@ class RecordMark:
     value: object
     kind: MarkKind
     label: str
+    source: Optional[int] = None
 
 
 @attrs.frozen
@@ -156,6 +166,8 @@ class Timeline:
     links: Tuple[Link, ...]
     drops: Tuple[DropMark, ...]
     failure: Optional[FailureMark] = None
+    #: a topology graph's internal-topic records, in the order its task took them
+    internal: Tuple[RecordMark, ...] = ()
 
     def steps_of(self, task: int) -> List[StreamTimeStep]:
         return [s for s in self.steps if s.task == task]
@@ -165,6 +177,8 @@ class Timeline:
 
 def build_timeline(scenario) -> Timeline:
     """The timeline of ``scenario`` on the reference engine (explanations on, drops kept)."""
+    if scenario.topology.operator == "graph":
+        return _graph_timeline(scenario)
     (result,) = run_scenarios("reference", [scenario], explain=True)
     if isinstance(result, Exception):
         raise result
@@ -205,9 +219,9 @@ def _lanes(scenario, outputs) -> Tuple[Lane, ...]:
     return tuple(lanes)
 
 
-def _mark(lane: int, index: int, ts: int, key, value) -> RecordMark:
+def _mark(lane: int, index: int, ts: int, key, value, source: Optional[int] = None) -> RecordMark:
     kind = MarkKind.NULL_KEY if key is None else MarkKind.NULL_VALUE if value is None else MarkKind.VALUE
-    return RecordMark(lane, index, ts, key, value, kind, record_label(key, value))
+    return RecordMark(lane, index, ts, key, value, kind, record_label(key, value), source)
 
 
 def record_label(key, value) -> str:
@@ -356,3 +370,177 @@ def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, 
 
 def _windowed(key) -> bool:
     return isinstance(key, dict) and "start" in key and "end" in key and "key" in key
+
+
+# --- topology graphs --------------------------------------------------------------------------------
+
+def _graph_timeline(scenario) -> Timeline:
+    """The timeline of a topology graph: its one task (``TopologyTestDriver``'s), its source
+    topics' lanes, a lane per internal topic with the records the task took from it (recorded
+    through :func:`reference.model.engines.record_graph_traffic`), its sink topics' lanes; stream time after each
+    input and everything it caused; the windows its windowed aggregations' results name."""
+    from reference.model.engines import record_graph_traffic
+
+    with record_graph_traffic() as taken:
+        (result,) = run_scenarios("reference", [scenario], explain=True)
+    if isinstance(result, Exception):
+        raise result
+    topology = scenario.topology
+    sources = tuple(dict.fromkeys(input_topics(topology)))
+    plan = graph_plan(scenario)
+    internal_records = _internal_records(taken, set(sources))
+    internal_topics = tuple(dict.fromkeys(plan.internal_topics + tuple(r[0] for r in internal_records)))
+    lanes = _graph_lanes(scenario, sources, internal_topics, result.outputs)
+    lane_of = {(lane.kind, lane.topic, lane.partition): i for i, lane in enumerate(lanes)}
+    inputs = tuple(_mark(lane_of[(LaneKind.INPUT, r.topic, r.partition)], r.index, r.ts, r.key, r.value)
+                   for r in scenario.inputs)
+    internal = tuple(_internal_mark(lane_of[(LaneKind.INTERNAL, topic, 0)], n, ts, key, value, source)
+                     for n, (topic, key, value, ts, source, _) in enumerate(internal_records))
+    outputs = tuple(_mark(lane_of[(LaneKind.OUTPUT, o.topic, o.partition)], i, o.ts, o.key, o.value)
+                    for i, o in enumerate(result.outputs))
+    failure = None
+    if result.failure is not None:
+        failure = FailureMark(result.failure.input_index, str(result.failure.message))
+    drops = tuple(DropMark(d.input_index, d.reason, d.why.describe() if d.why is not None else d.reason.message)
+                  for d in result.drops)
+    return Timeline(name=scenario.name, release=scenario.release, operator=topology.operator,
+                    tasks=scenario.config.task_count, lanes=lanes, inputs=inputs, outputs=outputs,
+                    steps=tuple(graph_stream_times(scenario, taken)),
+                    intervals=tuple(graph_windows(scenario, plan, result.outputs,
+                                                  lost_windows(scenario, result.drops))),
+                    links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure,
+                    internal=internal)
+
+
+def graph_plan(scenario):
+    """The compiled plan of a graph scenario (``reference.model.graph.plan.compile_graph``)."""
+    from reference.model.graph.plan import compile_graph
+
+    return compile_graph(scenario.topology, scenario.profile, scenario.config.store)
+
+
+def _internal_records(taken, sources: set) -> list:
+    """The records the task took from internal topics: every take but the first of each input
+    (the input itself; an internal topic is never a source topic either)."""
+    out, seen = [], set()
+    for record in taken:
+        index = record[4]
+        if index not in seen:
+            seen.add(index)
+            continue
+        if record[0] not in sources:
+            out.append(record)
+    return out
+
+
+def _internal_mark(lane: int, index: int, ts: int, key, value, source: int) -> RecordMark:
+    """An internal record's mark. What is not a JSON value becomes plain data: a ``KTable#groupBy``
+    change ``{"new", "old"}`` (labelled ``k:old→new``, either side empty when null: ``k:→2``
+    adds 2 to group k, ``k:2→`` subtracts it); a foreign-key join's subscription and response
+    wrappers ``{"pk", "instruction", "hash"}`` and ``{"foreign_value", "hash"}`` (the first 8 hex
+    digits of the value hash), labelled ``fk:pk=K`` and ``pk:foreign value``."""
+    instruction = getattr(value, "instruction", None)
+    if instruction is not None:
+        value = {"pk": value.pk, "instruction": getattr(instruction, "name", str(instruction)),
+                 "hash": _short_hash(value.hash)}
+        label = f"{_cut(_compact(key), LABEL_CHARS // 2)}:pk={_cut(_compact(value['pk']), LABEL_CHARS - 5)}"
+        return RecordMark(lane, index, ts, key, value, MarkKind.NULL_KEY if key is None else MarkKind.VALUE, label,
+                          source)
+    if hasattr(value, "new") and hasattr(value, "old"):  # KTable#groupBy's Change: the adder's and subtractor's
+        new_value, old_value = value.new, value.old
+        value = {"new": new_value, "old": old_value}
+        both_null = new_value is None and old_value is None
+        side = (LABEL_CHARS - 3) // (1 if old_value is None or new_value is None else 2)
+        text = "null" if both_null else "\u2192".join(
+            "" if v is None else _cut(_compact(v), side) for v in (old_value, new_value))
+        kind = MarkKind.NULL_KEY if key is None else MarkKind.NULL_VALUE if both_null else MarkKind.VALUE
+        label = f"{_cut(_compact(key), LABEL_CHARS // 2)}:{_cut(text, LABEL_CHARS - 2)}"
+        return RecordMark(lane, index, ts, key, value, kind, label, source)
+    if hasattr(value, "foreign_value"):
+        value = {"foreign_value": value.foreign_value, "hash": _short_hash(value.hash)}
+        mark = _mark(lane, index, ts, key, value["foreign_value"], source)
+        return attrs.evolve(mark, value=value)
+    return _mark(lane, index, ts, key, value, source)
+
+
+def _short_hash(value_hash) -> Optional[str]:
+    return None if value_hash is None else bytes(value_hash).hex()[:8]
+
+
+def _graph_lanes(scenario, sources, internal_topics, outputs) -> Tuple[Lane, ...]:
+    """Every source topic's partitions, every internal topic (one partition: the driver's), then
+    every sink topic's partitions (in the order the graph writes them) and any other topic an
+    output went to."""
+    config = scenario.config
+    several = config.task_count > 1
+    lanes = [Lane(LaneKind.INPUT, topic, p, f"{topic}[{p}]" if several else topic)
+             for topic in sources for p in range(config.partition_count(topic))]
+    lanes += [Lane(LaneKind.INTERNAL, topic, 0, topic) for topic in internal_topics]
+    declared = [(topic, p) for topic in output_topics(scenario.topology) for p in range(config.task_count)]
+    extra = sorted({(o.topic, o.partition) for o in outputs} - set(declared))
+    lanes += [Lane(LaneKind.OUTPUT, topic, p, f"{topic}[{p}]" if several else topic) for topic, p in declared + extra]
+    return tuple(lanes)
+
+
+def graph_stream_times(scenario, taken) -> Iterable[StreamTimeStep]:
+    """One step per input the graph's task took (in the order taken: the list's, up to a
+    failure): the task's stream time after the input and every internal-topic record it caused
+    (their timestamps move it too: ``PartitionGroup#streamTime`` covers the repartition topics'
+    partitions of the task)."""
+    after: Dict[int, int] = {}
+    for record in taken:
+        after[record[4]] = record[5]  # the last take of an input's processing holds its stream time
+    for step, index in enumerate(after):
+        yield StreamTimeStep(step, index, scenario.inputs[index].ts, 0, after[index])
+
+
+def graph_windows(scenario, plan, outputs, lost: dict) -> List[Interval]:
+    """The windows of a graph's windowed aggregations, with their close points: each sink topic
+    whose records descend from a windowed aggregation (through ``suppress``, ``to_stream``,
+    ``filter``, ``map_values``: nodes whose keys stay windowed) draws the windows its records
+    name, as format 1 draws sessions and sliding windows (a graph's aggregation reads records the
+    graph has filtered and re-keyed, not the inputs as such); the windows the run reports never
+    emitted go with the first windowed aggregation."""
+    profile = scenario.profile
+    out: List[Interval] = []
+    for n, (spec, topics) in enumerate(_windowed_sinks(plan)):
+        mine = [o for o in outputs if o.topic in topics]
+        own_lost = lost if n == 0 else {}
+        operator = spec.operator
+        if operator == "window_aggregate":
+            window = spec.window
+            grace = time_window_settings(profile, window.size_ms, window.grace_ms,
+                                         getattr(spec, "retention_ms", None)).grace_ms
+            out += _time_windows(window.size_ms, window.advance_ms, grace, profile.time_windows_for_fixed,
+                                 (), mine, own_lost)
+        elif operator == "session_aggregate":
+            settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
+            out += _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, mine, own_lost)
+        elif operator == "sliding_aggregate":
+            out += _reported_windows(IntervalKind.SLIDING_WINDOW, spec.grace_ms, mine, own_lost)
+    return out
+
+
+def _windowed_sinks(plan) -> List[Tuple[object, set]]:
+    """``(format-1 spec of a windowed aggregation, the sink topics its results reach)``, in the
+    graph's order of the aggregations; a sink reached by none is left out."""
+    from reference.model.graph.nodes import AggregateOp, ToOp
+
+    nodes = plan.nodes
+    by_aggregation: Dict[int, set] = {}
+    for node_plan in nodes:
+        node = node_plan.node
+        if not isinstance(node.op, ToOp):
+            continue
+        index = node.upstream
+        while index is not None:
+            above = nodes[index]
+            if isinstance(above.node.op, AggregateOp) and above.spec is not None:
+                by_aggregation.setdefault(index, set()).add(node.op.topic)
+                break
+            if above.node.windowed is None:
+                break
+            index = above.node.upstream
+    aggregations = [n for n in nodes if isinstance(n.node.op, AggregateOp) and n.spec is not None
+                    and n.spec.operator in ("window_aggregate", "session_aggregate", "sliding_aggregate")]
+    return [(n.spec, by_aggregation.get(n.node.index, set())) for n in aggregations]
