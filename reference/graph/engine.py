@@ -81,22 +81,24 @@ class GraphTask:
             self._build(ctx)
         previous = keys.set_json_key_serde(True)
         try:
+            traffic = GRAPH_TRAFFIC.get()  # kssim timeline's record of what the task takes, or None
             take = self._take
-            take(topic, key, value, ts, None)
+            take(topic, key, value, ts, None, traffic)
             queues = self.queues
             while queues:
-                take(*queues.take())
+                topic, key, value, ts, why = queues.take()
+                take(topic, key, value, ts, why, traffic)
         finally:
             keys.set_json_key_serde(previous)
 
-    def _take(self, topic, key, value, ts, why):
+    def _take(self, topic, key, value, ts, why, traffic=None):
+        """One record taken by the task: processed depth-first, then the driver's commit."""
         ctx = self.ctx
         if ts > ctx.stream_time:
             ctx.stream_time = ts
         ctx.current_topic = topic
-        taken = GRAPH_TRAFFIC.get()
-        if taken is not None:
-            taken.append((topic, key, value, ts, ctx.input_index, ctx.stream_time))
+        if traffic is not None:
+            traffic.append((topic, key, value, ts, ctx.input_index, ctx.stream_time))
         for receiver in self.receivers[topic]:
             receiver(key, value, ts, why)
         if self.cache is not None:

@@ -173,23 +173,22 @@ class TableGroupBy(Processor):
         self.drop_not_latest = drop_not_latest
         self.subtract_first = subtract_first  # [table_group_by_subtract_first]: 0.10.0 added first
 
-    def _pair(self, key, value):
-        return self.key_mapper(key, value), self.value_mapper(key, value)
-
     def process(self, key, change, ts, why=None):
         if self.drop_not_latest and not change.latest:
             self.drop(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE, f"{show(key)}:{show(change.new)}@{ts} is not the "
                       "newest version of its key: not re-grouped", "KTableRepartitionMap, KIP-914")
             return
-        new = None if change.new is None else self._pair(key, change.new)
-        old = None if change.old is None else self._pair(key, change.old)
+        key_mapper, value_mapper = self.key_mapper, self.value_mapper
+        added, removed = change[0], change[1]
+        new = None if added is None else (key_mapper(key, added), value_mapper(key, added))
+        old = None if removed is None else (key_mapper(key, removed), value_mapper(key, removed))
         new_ok = new is not None and new[0] is not None and new[1] is not None
         old_ok = old is not None and old[0] is not None and old[1] is not None
         if (new is not None and not new_ok) or (old is not None and not old_ok):
             self.drop(DropReason.NULL_GROUP_KEY, f"{show(key)}@{ts}: the group-by mapper gave a null key or value",
                       "KTableRepartitionMap")
         explain = self.ctx.explain
-        if self.single_record and new_ok and old_ok and json_equal(new[0], old[0]):
+        if self.single_record and new_ok and old_ok and _same_group(new[0], old[0]):
             self.forward(new[0], _new_tuple(Change, (new[1], old[1], True)), ts,
                          self.hop(why, "pass", f"re-grouped under {show(new[0])}: one record, subtract and add "
                                                "(KIP-904)") if explain else None)
@@ -206,6 +205,13 @@ class TableGroupBy(Processor):
         self.forward(old[0], _new_tuple(Change, (None, old[1], True)), ts,
                      self.hop(why, "pass", f"subtract {show(old[1])} from group {show(old[0])}")
                      if self.ctx.explain else None)
+
+
+def _same_group(a, b) -> bool:
+    """Java ``equals`` of two mapped group keys (JSON equality); strings compared inline (hot path)."""
+    if a.__class__ is str and b.__class__ is str:
+        return a == b
+    return json_equal(a, b)
 
 
 class ForwardingContext:
