@@ -32,16 +32,7 @@ from reference.model.records import InputRecord
 from reference.model.scenario import scenario_from_dict
 from reference.runtime.engine import run_records
 
-
-def _lcg(n, seed=12345):
-    x = seed
-    for _ in range(n):
-        x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
-        yield x >> 33
-
-
-def _names(prefix, n):
-    return [f"{prefix}{i}" for i in range(n)]
+from bench_reference import _lcg, _names  # the same generator and pools (run as a script: this folder is on the path)
 
 
 #: every LATE_EVERY-th record of the windowed workload comes LATE_MS late

@@ -264,3 +264,15 @@ def test_every_graph_of_the_corpus_runs_with_explanations():
         plain, explained = run_scenario(load_scenario(path)), run_scenario(load_scenario(path), explain=True)
         assert [o[:6] for o in explained.outputs] == [o[:6] for o in plain.outputs], path
         assert all(o.why is not None for o in explained.outputs), path
+
+
+def test_two_joins_of_one_rekeyed_stream_share_its_topic_and_its_filter():
+    graph = [{"stream": "s"}, {"select_key": {"field": "g"}, "id": "r"}, {"table": "t", "id": "t"},
+             {"join": {"other": "t"}, "from": "r"}, {"to": "o"},
+             {"left_join": {"other": "t"}, "from": "r"}, {"to": "p"}]
+    plan = _plan(graph)
+    inner, left = plan.nodes[1].children
+    assert inner.repartition == left.repartition and plan.internal_topics == (inner.repartition,)
+    assert not inner.drops_null_keys and not left.drops_null_keys  # the left join needs them: one filter
+    got = outputs(scenario(graph, [rec("s", "k", {"n": 1}, 1)]))
+    assert got == [("p", None, [{"n": 1}, None], 1, 0)]  # the inner join drops it, the left join emits it

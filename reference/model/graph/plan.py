@@ -12,11 +12,15 @@ The plan says, per node:
   (``KTable#groupBy``), a stream side of a join whose key may have changed, ``to_table`` of such a
   stream, and every ``repartition``; two joins of one re-keyed stream share its topic
   (``KStreamImpl#repartitionForJoin`` keeps the first repartition node);
-- for tables, whether it **sends old values** (``KTableImpl#enableSendingOldValues``, asked by
-  ``KTable#groupBy``, ``suppress``, left/outer and foreign-key joins, and passed upstream through
-  ``filter``, ``map_values``, ``suppress`` and table-table joins), whether it is **materialized**
-  (a store of its own: a source asked for old values or read through a value getter, an
-  aggregation, ``to_table``), and whether it descends from a **versioned** table;
+- where the filter before a repartition sink **drops null keys** (``key != null`` before 3.7;
+  since KIP-962 unless a left or outer join lies downstream);
+- for tables, whether it **sends old values** and whether it is **materialized**, as the DSL
+  settles both while the program is built, in call order (:class:`_TableBuild`:
+  ``KTableImpl#enableSendingOldValues(forceMaterialization)`` asked by ``KTable#groupBy``,
+  ``suppress``, left/outer and foreign-key joins, and, without forcing, by ``KTable#filter``
+  since KAFKA-10077; value getters materialize sources), and whether it descends from a
+  **versioned** table;
+- the repartition topics' names as Kafka generates them (:mod:`reference.model.graph.describe`);
 - the operator spec of format 1 that a stateful node runs on (joins, windowed aggregations), so
   that one set of checks (:func:`reference.model.topology.check_topology`) covers both forms.
 
@@ -188,6 +192,9 @@ def _edges(nodes, required, profile):
                         shared[up_index] = topic
             drops = topic is not None and _drops_null_keys(node, up, relaxed, profile)
             edges[up_index].append(Edge(node.index, port, topic, drops))
+    # a shared topic has one filter: it keeps null keys if any join behind it needs them
+    keeps = {e.repartition for out in edges for e in out if e.repartition is not None and not e.drops_null_keys}
+    edges = [[attrs.evolve(e, drops_null_keys=False) if e.repartition in keeps else e for e in out] for out in edges]
     return edges, internal
 
 
