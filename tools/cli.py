@@ -336,6 +336,10 @@ def cmd_describe(args) -> int:
         raise ScenarioError(args.file, "topology", f"kssim describe prints topology graphs; this scenario is a "
                                                    f"single {scenario.topology.operator} (format 1)")
     sys.stdout.write(scenario.topology.describe(scenario.release))
+    if not scenario.release.startswith("3.9"):
+        # the naming rules were read from Kafka 3.9 (reference/model/graph/describe.py)
+        print(f"kssim: note: names and order as Kafka 3.9 prints them; Kafka {scenario.release}'s "
+              "Topology#describe() may number some processors and stores differently", file=sys.stderr)
     return EXIT_OK
 
 

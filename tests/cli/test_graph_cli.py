@@ -52,3 +52,8 @@ def test_a_bad_graph_exits_2_naming_file_node_and_field(capsys, tmp_path):
         text = out + err
         assert code == 2, command
         assert str(path) in text and "topology.graph[1].select_key" in text, command
+
+
+def test_describe_at_another_release_says_whose_names_it_prints(capsys):
+    code, out, err = run_cli(capsys, "describe", REKEY_JOIN, "--release", "3.8")
+    assert code == 0 and out.startswith("Topologies:") and "Kafka 3.9" in err and "3.8" in err

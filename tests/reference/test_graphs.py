@@ -276,3 +276,12 @@ def test_two_joins_of_one_rekeyed_stream_share_its_topic_and_its_filter():
     assert not inner.drops_null_keys and not left.drops_null_keys  # the left join needs them: one filter
     got = outputs(scenario(graph, [rec("s", "k", {"n": 1}, 1)]))
     assert got == [("p", None, [{"n": 1}, None], 1, 0)]  # the inner join drops it, the left join emits it
+
+
+def test_the_plan_places_each_node_in_kafkas_sub_topology():
+    graph = [{"table": "customers", "id": "c"}, {"stream": "orders"}, {"select_key": {"field": "customer"}},
+             {"join": {"other": "c"}}, {"group_by_key": {}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}]
+    plan = _plan(graph)
+    # the re-keying side is sub-topology 1 (it ends at the repartition sink); the join and what
+    # follows read the repartition topic with the table, in sub-topology 0 (Topology#describe)
+    assert plan.subtopologies == (0, 1, 1, 0, 0, 0, 0, 0)

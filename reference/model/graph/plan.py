@@ -72,6 +72,9 @@ class Plan:
     graph: GraphTopology
     nodes: tuple
     internal_topics: tuple  # repartition topics, in the order Kafka creates them
+    #: per graph node, the sub-topology (``Topology#describe()``'s number) its processor is in;
+    #: None where the built topology could not be modelled (a graph built in code without its JSON)
+    subtopologies: Optional[tuple] = None
 
     def source_of(self, topic: str) -> Optional[int]:
         for n in self.graph.nodes:
@@ -88,7 +91,8 @@ def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan
         _check_release(node, nodes, profile)
     required = _repartition_required(nodes)
     edges, internal = _edges(nodes, required, profile)
-    edges, internal = _kafka_topic_names(graph, edges, internal)
+    kafka = _kafka_topology(graph)
+    edges, internal = _kafka_topic_names(kafka, edges, internal)
     tables = _tables(nodes, profile)
     versioned = _versioned_lineage(nodes)
     plans = []
@@ -101,7 +105,8 @@ def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan
             node=node, children=tuple(edges[i]), repartition_required=required[i], send_old_values=tables.old[i],
             materialized=tables.store[i], versioned=versioned[i], spec=spec))
     _check_join_grace(nodes)
-    return Plan(graph=graph, nodes=tuple(plans), internal_topics=tuple(internal))
+    return Plan(graph=graph, nodes=tuple(plans), internal_topics=tuple(internal),
+                subtopologies=_subtopologies(kafka, nodes))
 
 
 # --- repartitioning -------------------------------------------------------------------------------
@@ -198,19 +203,41 @@ def _edges(nodes, required, profile):
     return edges, internal
 
 
-def _kafka_topic_names(graph: GraphTopology, edges, internal):
-    """The repartition topics under the names Kafka generates for them (``...-repartition`` after
-    the processor or store that made them, :mod:`reference.model.graph.describe`'s model of the
-    built topology), so explanations and pictures say what ``Topology#describe()`` says. A graph
-    the model cannot name (one built in code, without its JSON) keeps kssim's names."""
+def _kafka_topology(graph: GraphTopology):
+    """The topology Kafka builds for the graph (:mod:`reference.model.graph.describe`), or None
+    for a graph without its JSON (built in code) or one the model cannot build: names and
+    sub-topology numbers are for people; the semantics do not depend on them."""
     if not graph.source:
-        return edges, internal
-    from reference.model.graph.describe import TopicKind, build_topology
+        return None
+    from reference.model.graph.describe import build_topology
 
     try:
-        topology = build_topology(list(graph.source))
-    except Exception:  # the names are for people; the semantics do not depend on them
+        return build_topology(list(graph.source))
+    except Exception:  # noqa: BLE001 (see the docstring)
+        return None
+
+
+def _subtopologies(topology, nodes) -> Optional[tuple]:
+    if topology is None:
+        return None
+    numbers = []
+    for node in nodes:
+        made = topology.made_by(node.index)["nodes"]
+        if made:
+            numbers.append(topology.subtopology_of(made[-1]))
+        else:  # group_by_key, windowed_by: no processor of their own, their upstream's
+            numbers.append(None if node.upstream is None else numbers[node.upstream])
+    return tuple(numbers)
+
+
+def _kafka_topic_names(topology, edges, internal):
+    """The repartition topics under the names Kafka generates for them (``...-repartition`` after
+    the processor or store that made them), so explanations and pictures say what
+    ``Topology#describe()`` says; without a modelled topology, kssim's names."""
+    if topology is None:
         return edges, internal
+    from reference.model.graph.describe import TopicKind
+
     made = {}
     for topic in topology.internal_topics.values():
         if topic.kind is TopicKind.REPARTITION and topic.graph_node is not None:
