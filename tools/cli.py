@@ -31,13 +31,15 @@ from tools.progress import progress_bar
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
+#: the most interleavings ``kssim explore`` runs in one call (each is a whole run of the scenario)
+MAX_SCHEDULES = 1_000_000
 #: the operators ``kssim difftest`` generates cases for: every format-1 operator (read from the
 #: model's table, so that parsing arguments does not import Hypothesis)
 DIFFTEST_OPERATORS = tuple(OPERATOR_KINDS)
 
 
 def cmd_run(args) -> int:
-    scenarios = [load_scenario(f) for f in find_scenario_files(args.files)]
+    scenarios = [load_scenario(f, args.release) for f in find_scenario_files(args.files)]
     if args.schedule is not None:
         scenarios = [with_schedule(s, args.schedule) for s in scenarios]
     several = len(scenarios) > 1
@@ -132,8 +134,9 @@ def with_schedule(scenario, text: str):
 def cmd_explore(args) -> int:
     """Seeded interleavings of one scenario, grouped by outcome."""
     scenario = load_scenario(args.file)
-    if args.schedules < 1:
-        raise KssimError("--schedules must be at least 1")
+    if not 1 <= args.schedules <= MAX_SCHEDULES:
+        raise KssimError(f"--schedules must be between 1 and {MAX_SCHEDULES:,} (each schedule is one run of the "
+                         f"scenario), got {args.schedules:,}")
     found = explore(scenario, args.schedules, args.seed)
     if args.format == "jsonl":
         for outcome in found.outcomes:
@@ -164,13 +167,16 @@ def cmd_check(args) -> int:
     invalid = 0
     loaded = []
     entries = list(_scenario_files_or_problems(args.paths))
+    if not entries:
+        # a CI gate pointed at a wrong folder must not stay green
+        raise KssimError(f"no scenario files (.json, .yaml, .yml) found in {', '.join(args.paths)}: nothing to check")
     bar = progress_bar(len(entries), "files", "loading", quiet=args.quiet)  # stderr, terminals only
     for path, problem in entries:
         bar.update(1)
         try:
             if problem is not None:
                 raise problem
-            loaded.append((path, load_scenario(path)))
+            loaded.append((path, load_scenario(path, args.release)))
         except KssimError as exc:
             invalid += 1
             # a ScenarioError's text starts with the file's path
@@ -355,9 +361,17 @@ def cmd_rules(args) -> int:
     """The semantics rules kssim models, per release; or what changes between two releases."""
     from reference.model.profiles import RULES, profile_for, rule_changes
 
+    if len(args.releases) == 1:
+        profile = profile_for(args.releases[0])
+        active = profile.active_rules()
+        print(f"Kafka {profile.release}: {len(active)} of {len(RULES)} rules in force")
+        for r in active:
+            print(f"  {r.name} ({r.ref}): {r.doc}")
+        return EXIT_OK
     if args.releases:
         if len(args.releases) != 2:
-            raise KssimError("kssim rules takes no release (all rules) or two releases (what changes from the first to the second)")
+            raise KssimError("rules takes no release (every rule), one (the rules in force there) or two (what "
+                             "changes from the first to the second)")
         a, b = (profile_for(r) for r in args.releases)
         changes = rule_changes(a, b)
         print(f"from Kafka {a.release} to {b.release}: {len(changes)} rule(s) change")
@@ -398,13 +412,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="say why each output record happened, and why each dropped input was dropped (reference engine)")
     run.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
     run.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
+    run.add_argument("--release", help="run the scenarios at this Kafka release instead of their semantics, e.g. 3.4")
     run.add_argument("--schedule", metavar="CHOICES",
                      help="interleaved delivery of internal records following these queue choices (0,2,1,...), "
                           "as `kssim explore` prints a witness (reference engine)")
     run.set_defaults(func=cmd_run)
 
     exp = sub.add_parser("explore", help="run seeded interleavings of a scenario with internal topics (an FK join) "
-                                         "and group them by outcome")
+                                         "and group them by outcome",
+                         description="Run a scenario whose topology writes internal topics (a foreign-key join) "
+                                     "under many seeded interleavings of those topics' records, as a deployment's "
+                                     "tasks may see them, and group the runs by outcome: each distinct output with "
+                                     "how many schedules gave it, a witness schedule (replay it with kssim run "
+                                     "--schedule) and the final table, and whether it matches the relational join.")
     exp.add_argument("file", help="a scenario file")
     exp.add_argument("--schedules", type=int, default=100, help="how many interleavings to run (default 100)")
     exp.add_argument("--seed", type=int, default=0, help="master seed: the same seed explores the same schedules")
@@ -425,6 +445,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--master", help="Spark master URL (default: local Spark in-process, or the Spark environment)")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="print only failures, invalid files, skipped scenarios and the summary")
+    check.add_argument("--release", help="check the scenarios at this Kafka release instead of their semantics "
+                                         "(do their expectations hold after an upgrade?), e.g. 3.9")
     check.add_argument("--allow-skip", action="store_true",
                        help="exit 0 even when scenarios were skipped because the engine lacks their operator "
                             "or feature (by default a skipped scenario makes the exit code 1)")
@@ -493,10 +515,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     rules = sub.add_parser("rules", help="list the release-dependent rules, or what changes between two releases",
                            description="With no release: every rule kssim models, the releases it holds in and "
-                                       "its source (KIP, JIRA). With two: the rules gained or lost from the first "
-                                       "release to the second.")
+                                       "its source (KIP, JIRA). With one: the rules in force at that release. "
+                                       "With two: the rules gained or lost from the first release to the second.")
     rules.add_argument("releases", nargs="*", metavar="RELEASE",
-                       help="two releases, e.g. 3.6 3.7, or with patch numbers, e.g. 3.1.0 3.1.1")
+                       help="one release (e.g. 3.6), or two, e.g. 3.6 3.7, or with patch numbers, e.g. 3.1.0 3.1.1")
     rules.set_defaults(func=cmd_rules)
 
     diff = sub.add_parser("difftest", help="run generated cases through two engine configurations and shrink the first divergence")

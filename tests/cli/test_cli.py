@@ -227,3 +227,42 @@ def test_kafka_13721_separates_3_1_0_from_3_1_1(capsys, tmp_path):
     assert outputs["3.1.1"] == outputs["3.1.2"] == outputs["3.2"] == []
     code, out, _ = run_cli(capsys, "rules", "3.1.0", "3.1.1")
     assert code == 0 and "gained outer_scan_early_exit_before_bound (KAFKA-13721)" in out
+
+
+def test_check_of_a_folder_without_scenarios_fails_the_gate(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("no scenario here")
+    code, out, err = run_cli(capsys, "check", str(tmp_path))
+    assert code == 2 and "no scenario files" in err and str(tmp_path) in err
+
+
+def test_rules_of_one_release_lists_what_is_in_force_there(capsys):
+    from reference.model.profiles import profile_for
+
+    code, out, _ = run_cli(capsys, "rules", "3.6")
+    names = [line.split()[0] for line in out.splitlines()[1:]]
+    assert code == 0 and names == [r.name for r in profile_for("3.6").active_rules()]
+    assert "null_key_outer_emit" not in names and "versioned_tables" in names  # KIP-962 came in 3.7
+
+
+def test_errors_carry_one_kssim_prefix(capsys):
+    code, _, err = run_cli(capsys, "rules", "3.6", "3.7", "3.8")
+    assert code == 2 and err.startswith("kssim: ") and "kssim: kssim" not in err
+
+
+def test_run_and_check_take_a_release(capsys):
+    # KIP-904: at 3.5 an update that keeps its group is one record; at 3.4 the 3.5 file's expectation fails
+    recipe = os.path.join(ROOT, "scenarios", "cookbook", "11-table-group-by-update-3.5.yaml")
+    assert run_cli(capsys, "check", recipe, "-q")[0] == 0
+    code, out, _ = run_cli(capsys, "check", recipe, "--release", "3.4", "-q")
+    assert code == 1 and "[Kafka 3.4, graph]" in out
+    plain = run_cli(capsys, "run", recipe, "--format", "jsonl")[1].splitlines()
+    older = run_cli(capsys, "run", recipe, "--release", "3.4", "--format", "jsonl")[1].splitlines()
+    assert len(older) == len(plain) + 1
+
+
+def test_explore_bounds_its_schedules_and_says_what_it_does(capsys):
+    code, _, err = run_cli(capsys, "explore", LEFT_31, "--schedules", str(10 ** 20))
+    assert code == 2 and "--schedules must be between 1 and" in err
+    with pytest.raises(SystemExit):
+        main(["explore", "--help"])
+    assert "interleavings" in capsys.readouterr().out
