@@ -735,6 +735,42 @@ def _check_time_window(window: TimeWindowSpec, where: str, profile: Profile) -> 
         raise TopologyError(f"{where}.advance_ms", f"the advance must be above 0 and at most the window size "
                             f"{window.size_ms} ms, got {window.advance_ms}")
     _check_grace(window.grace_ms, f"{where}.grace_ms", profile, "TimeWindows.of(size)")
+    _check_windows_per_record(window, where)
+
+
+#: the most hopping windows one record may fall into (size / advance) before kssim refuses the
+#: topology as too costly to run (Kafka would run it, one store write per window per record);
+#: ``KSSIM_MAX_WINDOWS_PER_RECORD`` raises it
+MAX_WINDOWS_PER_RECORD = 100_000
+
+
+def max_windows_per_record() -> int:
+    """The bound in force: :data:`MAX_WINDOWS_PER_RECORD`, or the environment's
+    ``KSSIM_MAX_WINDOWS_PER_RECORD`` (a positive integer)."""
+    import os
+
+    text = os.environ.get("KSSIM_MAX_WINDOWS_PER_RECORD")
+    if text is None:
+        return MAX_WINDOWS_PER_RECORD
+    try:
+        bound = int(text)
+    except ValueError:
+        bound = 0
+    if bound < 1:
+        raise TopologyError("", f"KSSIM_MAX_WINDOWS_PER_RECORD must be a positive integer, got {text!r}")
+    return bound
+
+
+def _check_windows_per_record(window: TimeWindowSpec, where: str) -> None:
+    """A hopping window whose size is a huge multiple of its advance puts each record into that
+    many windows: refused with the cost named, rather than run until memory runs out."""
+    per_record = -(-window.size_ms // window.advance_ms)
+    bound = max_windows_per_record()
+    if per_record > bound:
+        raise TopologyError(f"{where}.advance_ms", f"each record falls into size {window.size_ms} / advance "
+                            f"{window.advance_ms} = {per_record:,} windows (one store write and one result each); "
+                            f"kssim runs at most {bound:,} windows per record: set the environment variable "
+                            "KSSIM_MAX_WINDOWS_PER_RECORD to raise the bound")
 
 
 def _check_time_window_fits_maintain(window: TimeWindowSpec, settings, field: str) -> None:

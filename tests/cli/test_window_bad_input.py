@@ -19,6 +19,12 @@ BAD = {
                       "topology.size_ms", "above 0"),
     "advance-above-size": (_document({"operator": "window_aggregate", "size_ms": 10, "advance_ms": 11, "grace_ms": 0}),
                            "topology.advance_ms", "at most the window size"),
+    "a-record-in-too-many-windows": (_document({"operator": "window_aggregate", "size_ms": 2 ** 62, "advance_ms": 1,
+                                                "grace_ms": 0}), "topology.advance_ms", "KSSIM_MAX_WINDOWS_PER_RECORD"),
+    "graph-record-in-too-many-windows": (_document({"graph": [
+        {"stream": "input"}, {"group_by_key": {}},
+        {"windowed_by": {"time": {"size_ms": 10 ** 9, "advance_ms": 10, "grace_ms": 0}}}, {"count": {}},
+        {"to_stream": {}}, {"to": "out"}]}), "topology.graph[2].windowed_by.advance_ms", "100,000 windows per record"),
     "advance-zero": (_document({"operator": "window_aggregate", "size_ms": 10, "advance_ms": 0, "grace_ms": 0}),
                      "topology.advance_ms", "above 0"),
     "negative-grace": (_document({"operator": "window_aggregate", "size_ms": 10, "grace_ms": -1}),
@@ -60,3 +66,14 @@ def test_an_impossible_window_exits_2_naming_file_and_field(case, engine, tmp_pa
     assert code == 2
     assert f"{path}: {field}:" in err and words in err
     assert "Traceback" not in err
+
+
+def test_the_windows_per_record_bound_can_be_raised(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "hopping.json"
+    path.write_text(json.dumps(_document({"operator": "window_aggregate", "size_ms": 200_000, "advance_ms": 1,
+                                          "grace_ms": 0})))
+    assert main(["run", str(path)]) == 2
+    monkeypatch.setenv("KSSIM_MAX_WINDOWS_PER_RECORD", "200000")
+    capsys.readouterr()
+    assert main(["run", str(path), "--format", "jsonl"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2  # the record at ts 1 is in windows starting 0 and 1
