@@ -55,6 +55,10 @@ class Rule:
     doc: str
     until: Optional[str] = None
     also: tuple = ()
+    #: what the rule is about: ``operators`` (the format-1 operators, and the graph nodes built on
+    #: them) or ``graphs`` (what only a topology graph can show: repartition topics, table
+    #: filters, groupBy, caches)
+    scope: str = "operators"
 
 
 RULES = (
@@ -205,33 +209,33 @@ RULES = (
          "in memory"),
     Rule("ktable_filter_skips_null_changes", "0.10.1", "KAFKA-3902 (KTableFilter, in 0.10.0.1)",
          "a KTable#filter with old values forwards nothing when both the new and the old value are filtered "
-         "out; 0.10.0.0 forwarded Change(null, null)"),
+         "out; 0.10.0.0 forwarded Change(null, null)", scope="graphs"),
     Rule("ktable_source_lazy_materialization", "2.2", "KAFKA-6036 (KTableSource)",
          "builder.table() gets a store only when a value getter or old values need one; before, every table "
-         "source was materialized (and, with record caches, cached)"),
+         "source was materialized (and, with record caches, cached)", scope="graphs"),
     Rule("table_group_by_subtract_first", "0.10.1", "KAFKA-3817 (KTableRepartitionMap)",
          "KTable#groupBy sends the subtract record of the old value before the add record of the new one; "
-         "0.10.0 sent the add first"),
+         "0.10.0 sent the add first", scope="graphs"),
     Rule("stream_aggregate_skips_null_values", "1.1", "KAFKA-6451 (KStreamAggregate, KStreamReduce)",
          "a grouped stream's aggregation skips a record with a null value; before, it stored and forwarded "
-         "the current aggregate again"),
+         "the current aggregate again", scope="graphs"),
     Rule("stream_aggregate_null_key_skipped", "0.10.1", "KStreamAggregate (0.10.1)",
-         "a grouped stream's aggregation skips a null-key record; 0.10.0 threw a StreamsException"),
+         "a grouped stream's aggregation skips a null-key record; 0.10.0 threw a StreamsException", scope="graphs"),
     Rule("record_cache_skips_null_changes", "2.2", "KAFKA-7652 (CachingKeyValueStore#putAndMaybeForward)",
          "a cache flush forwards nothing for a key whose new and old values are both null (a tombstone for a "
-         "key the store never held); before, it forwarded Change(null, null)"),
+         "key the store never held); before, it forwarded Change(null, null)", scope="graphs"),
     Rule("ktable_filter_old_values_if_materialized", "2.7", "KAFKA-10077 (KTableFilter constructor)",
          "KTable#filter asks its parent for old values without forcing materialization: a filter on an "
          "aggregation or a materialized table sends old values and forwards no delete for a row that neither "
-         "passed before nor passes now"),
+         "passed before nor passes now", scope="graphs"),
     Rule("table_group_by_single_record", "3.5", "KIP-904 (KTableRepartitionMap, KTableAggregate)",
          "KTable#groupBy sends one record (subtract and add together) when an update keeps its group key; "
-         "before, a subtract record then an add record, two aggregation results"),
+         "before, a subtract record then an add record, two aggregation results", scope="graphs"),
     Rule("kstream_repartition", "2.6", "KIP-221 (KStreamImpl#repartition)",
-         "KStream#repartition exists (a user-triggered repartition topic)"),
+         "KStream#repartition exists (a user-triggered repartition topic)", scope="graphs"),
     Rule("repartition_keeps_null_keys_for_relaxed_joins", "3.7", "KIP-962 (InternalStreamsBuilder#rewriteRepartitionNodes)",
          "the filter before a DSL repartition topic keeps null-key records when a stream-table left join or a "
-         "stream-stream left/outer join lies downstream; before, and elsewhere, it drops them (key != null)"),
+         "stream-stream left/outer join lies downstream; before, and elsewhere, it drops them (key != null)", scope="graphs"),
     Rule("kstream_to_table", "2.5", "KIP-523",
          "KStream#toTable exists (a windowed_table_join with shift_ms needs it)"),
     Rule("time_window_retention_size_plus_grace", "3.0", "KAFKA-7106 (TimeWindowedKStreamImpl)",

@@ -29,11 +29,16 @@ def _sources():
 # --- rule names: grep RULE_NAME finds the Spark code -------------------------------------------
 
 def test_every_release_rule_is_named_in_spark_backend():
-    # every rule concerns one of the three joins Spark implements, so each must appear (as a
-    # column, a variable or a ``# [rule]`` comment where the expression implements it)
+    # every rule of the operators Spark implements must appear (as a column, a variable or a
+    # ``# [rule]`` comment where the expression implements it); the rules only topology graphs
+    # show join them as soon as Spark runs graphs (issue 19)
+    from spark_backend.runtime.inputs import IMPLEMENTED
+
     text = "\n".join(source for _, source in _sources())
-    missing = [rule.name for rule in RULES if rule.name not in text]
+    claimed = [rule for rule in RULES if rule.scope == "operators" or "graph" in IMPLEMENTED]
+    missing = [rule.name for rule in claimed if rule.name not in text]
     assert missing == [], f"release rules not named anywhere in spark_backend/: {missing}"
+    assert len(claimed) >= 60
 
 
 @pytest.mark.parametrize("release", RELEASE_LINES + ("2.5.1", "2.6.2", "3.1.1", "3.4.1"))
