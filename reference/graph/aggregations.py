@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from reference.graph.stream_nodes import Change, Processor
 from reference.graph.table_nodes import ForwardingContext, identity_of
+from reference.model.records import NO_OLD_VALUE
+from reference.stores.time_window_store import NO_TIMESTAMP
 from reference.model.codes import DropReason, FailureCode
 from reference.runtime.explain import show
 from reference.stores.kv_store import KeyValueStore
@@ -148,19 +150,71 @@ class TableAggregate(Processor):
 class WindowedAggregate(Processor):
     """A windowed aggregation: the format-1 operator (time, sliding or session windows, emit on
     update or on window close) fed the records, its results forwarded as changes of a table with
-    windowed keys ``{"key", "start", "end"}``."""
+    windowed keys ``{"key", "start", "end"}``.
 
-    __slots__ = ("operator", "forwarding")
+    With record caches (emit on update only: emit-on-window-close results are forwarded by the
+    processor itself, not by a cache flush), each result goes to the window store's cache, which
+    forwards at the commit ``Change(latest, the store's value before this generation)``
+    (``CachingWindowStore`` / ``CachingSessionStore#putAndMaybeForward``): a window's first result
+    has a null old value (not the initializer's), and a session merged away within the record that
+    made it is never forwarded. The store's flushed values are tracked here (``flushed``), forgotten
+    once the store's retention has passed them."""
 
-    def __init__(self, name, ctx, operator):
+    __slots__ = ("operator", "forwarding", "cache", "cacheable", "flushed", "retention_ms", "observed", "flushes")
+
+    def __init__(self, name, ctx, operator, emit_final: bool = False):
         super().__init__(name, ctx)
         self.operator = operator
-        self.forwarding = ForwardingContext(ctx, self)
+        self.forwarding = _CachingForwarding(ctx, self)
+        self.cache = None  # a NamedCache when record caches are on
+        self.cacheable = not emit_final
+        self.flushed: dict = {}  # windowed key identity -> the value the store holds after the last flush
+        settings = getattr(operator, "settings", None)
+        self.retention_ms = getattr(operator, "retention_ms", None) or getattr(settings, "retention_ms", None)
+        self.observed = NO_TIMESTAMP
+        self.flushes = 0
 
     def process(self, key, value, ts, why=None):
         self.forwarding.incoming = why
+        if ts > self.observed:
+            self.observed = ts
         self.operator.process("input", key, value, ts, self.forwarding)
+
+    def cache_result(self, key, new, ts, why) -> None:
+        window_id = _window_identity(key)
+        self.cache.put(key, window_id, new, self.flushed.get(window_id), ts, why)
+
+    def forward_flushed(self, key, new, old, ts, why):
+        window_id = _window_identity(key)
+        if new is None:
+            self.flushed.pop(window_id, None)
+        else:
+            self.flushed[window_id] = new
+        self.flushes += 1
+        if self.flushes % 4096 == 0 and self.retention_ms is not None:
+            horizon = self.observed - self.retention_ms
+            for stale in [w for w in self.flushed if w[2] < horizon]:
+                del self.flushed[stale]
+        self.forward(key, _new_tuple(Change, (new, old, True)), ts, why)
 
     def get(self, key, key_id):
         raise NotImplementedError("a windowed table is not read through a value getter in graphs")
 
+
+
+def _window_identity(key) -> tuple:
+    """A windowed key's identity: the key's, the window's start and end."""
+    return identity_of(key["key"]), key["start"], key["end"]
+
+
+class _CachingForwarding(ForwardingContext):
+    """The windowed operator's context: with a cache, its results go to the cache."""
+
+    __slots__ = ()
+
+    def emit(self, key, value, ts, why=None, old_value=NO_OLD_VALUE, topic=None):
+        node = self._node
+        if node.cache is None:
+            ForwardingContext.emit(self, key, value, ts, why, old_value, topic)
+            return
+        node.cache_result(key, value, ts, self._path(why))

@@ -212,7 +212,7 @@ class GraphTask:
         if upstream_kind is Kind.WINDOWED_STREAM:
             spec = attrs.evolve(node_plan.spec, send_old_values=node_plan.send_old_values)
             operator = builder_for(spec.operator)(spec, self.profile, self.config, {})
-            return aggregations.WindowedAggregate(name, self.ctx, operator)
+            return aggregations.WindowedAggregate(name, self.ctx, operator, spec.emit == "on_window_close")
         aggregation = aggregation_of_node(op)
         if upstream_kind is Kind.GROUPED_TABLE:
             if op.subtractor is not None:

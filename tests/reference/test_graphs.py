@@ -218,12 +218,36 @@ def test_explain_gives_the_path_across_the_repartition_and_drops_name_their_node
     assert run_scenario(scenario(graph, inputs)).drops[0].node == topic  # without explanations too
 
 
+def test_a_window_cache_merges_one_records_updates_of_a_window():
+    # one input, two elements of flat_map_values, one window: two results uncached, one cached
+    graph = [{"stream": "s"}, {"flat_map_values": {"list": ["$value", "$value"]}}, {"group_by_key": {}},
+             {"windowed_by": {"time": {"size_ms": 10, "grace_ms": 0}}}, {"count": {}}, {"to_stream": {}},
+             {"to": "o"}]
+    inputs = [rec("s", "k", "a", 3)]
+    window = {"key": "k", "start": 0, "end": 10}
+    assert [o[1:3] for o in outputs(scenario(graph, inputs))] == [(window, 1), (window, 2)]
+    assert [o[1:3] for o in outputs(scenario(graph, inputs, config={"caching": True}))] == [(window, 2)]
+
+
+def test_a_session_cache_forwards_at_the_sessions_end_after_the_records_other_output():
+    graph = [{"stream": "s", "id": "s"}, {"group_by_key": {}},
+             {"windowed_by": {"session": {"gap_ms": 5, "grace_ms": 0}}}, {"count": {}}, {"to_stream": {}},
+             {"to": "o"}, {"from": "s", "to": "raw"}]
+    inputs = [rec("s", "k", "a", 3)]
+    plain = outputs(scenario(graph, inputs))
+    cached = outputs(scenario(graph, inputs, config={"caching": True}))
+    session = ("o", {"key": "k", "start": 3, "end": 3}, 1, 3, 0)
+    assert plain == [session, ("raw", "k", "a", 3, 0)]
+    assert cached == [("raw", "k", "a", 3, 0), session]  # the cache forwards at the commit, after the rest
+
+
 def test_caching_is_refused_where_kssim_does_not_model_it():
-    graph = [{"stream": "s"}, {"group_by_key": {}}, {"windowed_by": {"time": {"size_ms": 10, "grace_ms": 0}}},
-             {"count": {}}, {"to_stream": {}}, {"to": "o"}]
+    graph = [{"table": "t", "id": "t"}, {"table": "u", "id": "u"},
+             {"join": {"other": "u", "foreign_key": {"field": "fk"}}, "from": "t"},
+             {"group_by": {"key": "$key"}}, {"count": {}}, {"to_stream": {}}, {"to": "o"}]
     with pytest.raises(ScenarioError) as err:
         scenario(graph, config={"caching": True})
-    assert err.value.where == "topology.graph[3].count" and "config.caching" in err.value.message
+    assert err.value.where == "topology.graph[2].join" and "config.caching" in err.value.message
 
 
 # --- release rules of graphs ---------------------------------------------------------------------

@@ -452,16 +452,14 @@ def _table_source_of(nodes, index) -> Optional[GraphNode]:
 
 
 def check_caching(graph: GraphTopology, profile, store: str = "rocksdb") -> None:
-    """Record caches are modelled on key-value stores (table sources, aggregations of grouped
-    streams and tables); a graph whose window or session stores, or foreign-key result store,
-    Kafka would cache is refused rather than run without them."""
+    """Record caches are modelled on key-value stores (table sources, aggregations) and on window
+    and session stores; a graph whose foreign-key result store Kafka would cache is refused rather
+    than run without it."""
     plan = compile_graph(graph, profile, store)
     for node_plan in plan.nodes:
         node = node_plan.node
         op = node.op
-        windowed = isinstance(op, AggregateOp) and graph.nodes[node.upstream].kind is Kind.WINDOWED_STREAM
-        fk_result = isinstance(op, JoinOp) and op.foreign_key is not None and node_plan.send_old_values
-        if windowed or fk_result:
-            what = "window and session stores" if windowed else "a foreign-key join's result store"
-            raise TopologyError(f"{node.where}.{node.name}", f"record caches on {what} are not modelled yet: "
-                                                           "run this graph with config.caching false")
+        if isinstance(op, JoinOp) and op.foreign_key is not None and node_plan.send_old_values:
+            raise TopologyError(f"{node.where}.{node.name}", "record caches on a foreign-key join's result store "
+                                                           "are not modelled yet: run this graph with "
+                                                           "config.caching false")
