@@ -30,6 +30,7 @@ from reference.joins import stream_stream, stream_table
 from reference.joins.table_source import TableSource
 from reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
 from reference.model.codes import DropReason
+from reference.model.records import NO_OLD_VALUE
 from reference.model.topology import KeyExtractorSpec
 from reference.runtime.explain import Why, show
 from reference.stores.kv_store import KeyValueStore
@@ -172,7 +173,7 @@ class ForeignKeyJoin(Processor):
     """``KTable#join(other, foreignKeyExtractor, joiner)``: both sub-topologies' stages in the task."""
 
     __slots__ = ("send", "response", "receive", "foreign", "applied", "left_drops_old_versions",
-                 "topics", "forwarding", "result_store")
+                 "topics", "forwarding", "result_store", "cache")
 
     def __init__(self, name, ctx, join: str, joiner, extractor, left, right, profile, send_old: bool,
                  left_versioned: bool, right_versioned: bool):
@@ -196,6 +197,12 @@ class ForeignKeyJoin(Processor):
         self.foreign = ForeignTableJoin(self.applied, store, routing, profile.versioned_tables and right_versioned)
         self.topics = {SUBSCRIPTION_TOPIC: f"{name} subscription", RESPONSE_TOPIC: f"{name} response"}
         self.forwarding = _ForeignKeyContext(ctx, self)
+        self.cache = None  # a NamedCache when record caches are on and the result is materialized
+
+    @property
+    def cacheable(self) -> bool:
+        """The result has a store (old values asked for), which Kafka caches."""
+        return self.result_store is not None
 
     def process(self, key, change, ts, why=None):
         """A change of the left (primary) table."""
@@ -262,3 +269,12 @@ class _ForeignKeyContext(ForwardingContext):
 
     def send(self, topic, key, value, ts, partition=None):
         self._ctx.send_internal(self._join.topics[topic], key, value, ts, None)
+
+    def emit(self, key, value, ts, why=None, old_value=NO_OLD_VALUE, topic=None):
+        cache = self._join.cache
+        if cache is None:
+            ForwardingContext.emit(self, key, value, ts, why, old_value, topic)
+            return
+        # the result store's value before this update (its TableSource read it): the cache keeps
+        # the first of a generation and forwards the latest result at the commit
+        cache.put(key, identity_of(key), value, None if old_value is NO_OLD_VALUE else old_value, ts, self._path(why))

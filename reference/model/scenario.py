@@ -164,10 +164,6 @@ class _Loader:
         config = self.config(doc.get("config", {}), topology)
         try:
             check_topology(topology, profile, config.store)
-            if config.caching:
-                from reference.model.graph.plan import check_caching
-
-                check_caching(topology, profile, config.store)
         except TopologyError as exc:
             raise self.fail(exc.field, exc.message) from None
         inputs = self.inputs(doc.get("inputs"), topology, config)

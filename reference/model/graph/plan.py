@@ -450,16 +450,3 @@ def _table_source_of(nodes, index) -> Optional[GraphNode]:
         node = nodes[node.upstream]
     return node
 
-
-def check_caching(graph: GraphTopology, profile, store: str = "rocksdb") -> None:
-    """Record caches are modelled on key-value stores (table sources, aggregations) and on window
-    and session stores; a graph whose foreign-key result store Kafka would cache is refused rather
-    than run without it."""
-    plan = compile_graph(graph, profile, store)
-    for node_plan in plan.nodes:
-        node = node_plan.node
-        op = node.op
-        if isinstance(op, JoinOp) and op.foreign_key is not None and node_plan.send_old_values:
-            raise TopologyError(f"{node.where}.{node.name}", "record caches on a foreign-key join's result store "
-                                                           "are not modelled yet: run this graph with "
-                                                           "config.caching false")
