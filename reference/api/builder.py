@@ -49,7 +49,7 @@ from reference.model.graph import functions as graph_functions
 from reference.model.graph.nodes import GraphTopology, parse_graph
 from reference.model.profiles import RELEASE_LINES, profile_for
 from reference.model.topology import (
-    OPERATOR_INPUT_TOPICS, SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec,
+    OPERATOR_INPUT_TOPICS, OPERATOR_KINDS, SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec,
     TableSpec, TableTableJoinSpec, WindowAggregateSpec, WindowedTableJoinSpec,
 )
 from reference.api.options import (
@@ -64,12 +64,9 @@ OUTPUT_TOPIC = "output"
 JOIN_SPECS = (StreamStreamJoinSpec, StreamTableJoinSpec, TableTableJoinSpec)
 WINDOWED_AGGREGATE_SPECS = (SessionAggregateSpec, WindowAggregateSpec, SlidingAggregateSpec)
 _SPEC_TYPES = JOIN_SPECS + WINDOWED_AGGREGATE_SPECS + (WindowedTableJoinSpec,)
-#: What each join reads: a stream or a table source per side.
-_INPUT_KINDS = {
-    "stream_stream_join": ("KStream", "KStream"),
-    "stream_table_join": ("KStream", "KTable"),
-    "table_table_join": ("KTable", "KTable"),
-}
+#: What each join reads, a stream or a table source per side (the model's table of operators says)
+_INPUT_KINDS = {name: tuple("KStream" if kind == "stream" else "KTable" for kind in OPERATOR_KINDS[name].input_kinds)
+                for name in ("stream_stream_join", "stream_table_join", "table_table_join")}
 #: operators whose result is a KTable (enable_sending_old_values, suppress)
 _TABLE_RESULT_SPECS = (TableTableJoinSpec, WindowedTableJoinSpec) + WINDOWED_AGGREGATE_SPECS
 

@@ -323,6 +323,8 @@ class OperatorKind:
     key_kind: str
     reference_module: str
     family: str
+    #: what each input topic is read as: ``stream``, ``table`` or ``global table``
+    input_kinds: tuple = ()
 
 
 _COMMON_JOIN_FIELDS = ("join", "joiner", "joiner_separator")
@@ -334,27 +336,27 @@ _S, _T, _W = ResultKind.STREAM, ResultKind.TABLE, ResultKind.WINDOWED_TABLE
 #: every list of operators elsewhere is read from it
 OPERATOR_KINDS = {kind.name: kind for kind in (
     OperatorKind("stream_stream_join", StreamStreamJoinSpec, _COMMON_JOIN_FIELDS + ("window", "window_api"), _LR, _S,
-                 "plain", "reference.joins.stream_stream", "join"),
+                 "plain", "reference.joins.stream_stream", "join", ("stream", "stream")),
     OperatorKind("stream_table_join", StreamTableJoinSpec, _COMMON_JOIN_FIELDS + ("grace_ms", "table"), _LR, _S,
-                 "plain", "reference.joins.stream_table", "join"),
+                 "plain", "reference.joins.stream_table", "join", ("stream", "table")),
     OperatorKind("table_table_join", TableTableJoinSpec,
                  _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values", "suppress"), _LR, _T,
-                 "plain", "reference.joins.table_table", "join"),
+                 "plain", "reference.joins.table_table", "join", ("table", "table")),
     OperatorKind("fk_join", ForeignKeyJoinSpec,
                  _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values", "suppress"),
-                 _LR, _T, "plain", "reference.foreign_key.join", "join"),
+                 _LR, _T, "plain", "reference.foreign_key.join", "join", ("table", "table")),
     OperatorKind("global_table_join", GlobalTableJoinSpec, _COMMON_JOIN_FIELDS + ("key_mapper",), _LR, _S,
-                 "plain", "reference.joins.global_table", "join"),
+                 "plain", "reference.joins.global_table", "join", ("stream", "global table")),
     OperatorKind("session_aggregate", SessionAggregateSpec, _AGG_FIELDS + ("gap_ms", "grace_ms"), _IN, _W,
-                 "session_window", "reference.windows.session", "window"),
+                 "session_window", "reference.windows.session", "window", ("stream",)),
     OperatorKind("window_aggregate", WindowAggregateSpec, _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"), _IN,
-                 _W, "time_window", "reference.windows.time_window", "window"),
+                 _W, "time_window", "reference.windows.time_window", "window", ("stream",)),
     OperatorKind("sliding_aggregate", SlidingAggregateSpec, _AGG_FIELDS + ("time_difference_ms", "grace_ms"), _IN,
-                 _W, "time_window", "reference.windows.sliding", "window"),
+                 _W, "time_window", "reference.windows.sliding", "window", ("stream",)),
     OperatorKind("windowed_table_join", WindowedTableJoinSpec,
                  _COMMON_JOIN_FIELDS + ("window", "left_aggregation", "right_aggregation", "shift_ms",
                                         "send_old_values", "merge_separator", "suppress"),
-                 _LR, _W, "time_window", "reference.windows.windowed_table_join", "window"),
+                 _LR, _W, "time_window", "reference.windows.windowed_table_join", "window", ("stream", "stream")),
 )}
 
 # views of the table, by the names the rest of kssim reads

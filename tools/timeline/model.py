@@ -32,7 +32,7 @@ from reference.model.keys import key_text
 from reference.model.render import show
 from reference.model.windows import window_starts
 from reference.model.scenario import OUTPUT_TOPIC
-from reference.model.topology import OPERATOR_INPUT_TOPICS, input_topics, output_topics
+from reference.model.topology import input_topics, output_topics
 
 #: labels longer than this are cut (with an ellipsis): a lane holds up to hundreds of them
 LABEL_CHARS = 14
@@ -210,7 +210,7 @@ def _lanes(scenario, outputs) -> Tuple[Lane, ...]:
     config = scenario.config
     several = config.task_count > 1
     lanes = []
-    for topic in OPERATOR_INPUT_TOPICS[scenario.topology.operator]:
+    for topic in input_topics(scenario.topology):
         for p in range(config.partition_count(topic)):
             lanes.append(Lane(LaneKind.INPUT, topic, p, f"{topic}[{p}]" if several else topic))
     out = {(OUTPUT_TOPIC, p) for p in range(config.task_count)} | {(o.topic, o.partition) for o in outputs}
@@ -541,6 +541,6 @@ def _windowed_sinks(plan) -> List[Tuple[object, set]]:
             if above.node.windowed is None:
                 break
             index = above.node.upstream
-    aggregations = [n for n in nodes if isinstance(n.node.op, AggregateOp) and n.spec is not None
-                    and n.spec.operator in ("window_aggregate", "session_aggregate", "sliding_aggregate")]
+    # an aggregation node with a format-1 spec is a windowed one (the plan gives no other a spec)
+    aggregations = [n for n in nodes if isinstance(n.node.op, AggregateOp) and n.spec is not None]
     return [(n.spec, by_aggregation.get(n.node.index, set())) for n in aggregations]
