@@ -116,7 +116,9 @@ def run_scenarios(scenarios: Sequence, spark=None, scan_block: Optional[int] = N
     runnable = []
     for i, scenario in enumerate(scenarios):
         op = scenario.topology.operator
-        if op not in IMPLEMENTED:
+        if op == "graph":
+            slots[i] = UnsupportedOperator("the Spark backend does not run topology graphs yet (issue 19)")
+        elif op not in IMPLEMENTED:
             slots[i] = UnsupportedOperator(f"the Spark backend does not implement operator {op!r} yet")
         elif unsupported_delivery(scenario) is not None:
             slots[i] = unsupported_delivery(scenario)

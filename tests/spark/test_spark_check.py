@@ -24,3 +24,12 @@ def test_spark_check_reports_invalid_and_skipped_files_and_goes_on(spark, tmp_pa
     assert [line.split()[0] for line in out.splitlines()] == ["INVALID", "PASS", "SKIP", "1"]
     assert f"INVALID {tmp_path / 'c.yaml'}: semantics:" in out and "3.1.0, 3.1.1, 3.1.2" in out
     assert out.splitlines()[-1].startswith("1 passed, 0 failed, 1 invalid, 1 skipped (not supported by engine spark)")
+
+
+def test_spark_check_skips_a_topology_graph_saying_why(tmp_path, capsys):
+    graph = os.path.join(ROOT, "scenarios", "cookbook", "13-orders-per-customer-3.9.yaml")
+    code = main(["check", graph, "--engine", "spark"])
+    out = capsys.readouterr().out
+    assert code == 1 and "SKIP cookbook-13-orders-per-customer-3.9" in out
+    assert "the Spark backend does not run topology graphs yet (issue 19)" in out
+    assert main(["check", graph, "--engine", "spark", "--allow-skip"]) == 0
