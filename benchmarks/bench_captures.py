@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 
-from reference.model.captures import CaptureOptions, open_captures
+from kssim.reference.model.captures import CaptureOptions, open_captures
 
 
 def record(i):

@@ -80,13 +80,13 @@ def main(argv=None) -> int:
                 if not os.path.exists(capture):
                     write_capture(capture, n)
                 prediction = os.path.join(folder, "prediction.jsonl")
-                subprocess.run([sys.executable, "-m", "tools.cli", "replay", topology, "-i", capture, "-o",
+                subprocess.run([sys.executable, "-m", "kssim.tools.cli", "replay", topology, "-i", capture, "-o",
                                 prediction, "--order", order, "--quiet"], cwd=ROOT, check=True,
                                stdout=subprocess.DEVNULL)
                 same, other = os.path.join(folder, "same.jsonl"), os.path.join(folder, "other.jsonl")
                 outputs = captured_outputs(prediction, same, other)
                 for name, captured in (("matching", same), ("1% values differ", other)):
-                    wall, cpu, peak, code = run([sys.executable, "-m", "tools.cli", "diff", topology, "-i", capture,
+                    wall, cpu, peak, code = run([sys.executable, "-m", "kssim.tools.cli", "diff", topology, "-i", capture,
                                                  "-e", captured, "--order", order, "--quiet", "--no-explain"])
                     rss[(order, name, n)] = peak
                     print(f"| {n:,} | {order} | {name} ({outputs:,} records) | {wall:.1f} | {n / wall / 1000:,.0f}k | "

@@ -28,9 +28,9 @@ import resource
 import sys
 import time
 
-from reference.model.records import InputRecord
-from reference.model.scenario import scenario_from_dict
-from reference.runtime.engine import run_records
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.reference.runtime.engine import run_records
 
 from bench_reference import _lcg, _names  # the same generator and pools (run as a script: this folder is on the path)
 

@@ -32,11 +32,11 @@ import resource
 import sys
 import time
 
-from reference.runtime.engine import run_records
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import (ForeignKeyJoinSpec, JoinWindowSpec, KeyExtractorSpec, SessionAggregateSpec,
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import (ForeignKeyJoinSpec, JoinWindowSpec, KeyExtractorSpec, SessionAggregateSpec,
                                      StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec,
                                      TimeWindowSpec, WindowAggregateSpec)
 

@@ -81,7 +81,7 @@ GNU_TIME = "/usr/bin/time"
 
 def measured_replay(topology, capture, output, order):
     """(wall s, CPU s, peak RSS MB) of one replay child."""
-    command = [sys.executable, "-m", "tools.cli", "replay", topology, "-i", capture, "-o", output,
+    command = [sys.executable, "-m", "kssim.tools.cli", "replay", topology, "-i", capture, "-o", output,
                "--order", order, "--quiet"]
     usage_file = output + ".usage"
     timed = os.path.exists(GNU_TIME)

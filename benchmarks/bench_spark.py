@@ -27,10 +27,10 @@ import sys
 import tempfile
 import time
 
-from reference.runtime.engine import run_records
-from reference.model.record_files import iter_record_files
-from reference.model.scenario import scenario_from_dict
-from reference.model.topology import OPERATOR_INPUT_TOPICS
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.model.record_files import iter_record_files
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.reference.model.topology import OPERATOR_INPUT_TOPICS
 
 KEYS = 10_000
 
@@ -125,7 +125,7 @@ def scenario_for(join):
 
 
 def time_spark(spark, scenario, path, out):
-    from spark_backend.runtime.replay import replay
+    from kssim.spark_backend.runtime.replay import replay
 
     started = time.perf_counter()
     replay(scenario, [path], out, "parquet", spark=spark)
@@ -152,7 +152,7 @@ def main(argv=None):
     parser.add_argument("--skip-reference-above", type=int, default=None, help="skip reference runs above N records")
     args = parser.parse_args(argv)
 
-    from spark_backend.session import get_spark
+    from kssim.spark_backend.session import get_spark
 
     spark = get_spark(args.master, workload="bulk")
     work = tempfile.mkdtemp(prefix="kssim-bench-")

@@ -37,7 +37,7 @@ def steps(spark, path, records, out):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.replay import _partition_keys as partition_keys  # the replay's range partitioning
+    from kssim.spark_backend.runtime.replay import _partition_keys as partition_keys  # the replay's range partitioning
 
     def rows():
         return spark.read.parquet(path).select(
@@ -82,7 +82,7 @@ def main(argv=None):
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args(argv)
 
-    from spark_backend.session import get_spark
+    from kssim.spark_backend.session import get_spark
 
     spark = get_spark(args.master, workload="bulk")
     work = tempfile.mkdtemp(prefix="kssim-floor-")

@@ -14,9 +14,9 @@ from typing import Optional
 
 import attrs
 
-from reference.model.compare import canonical
-from reference.model.keys import key_text
-from reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.compare import canonical
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.records import NO_OLD_VALUE
 
 
 @attrs.frozen

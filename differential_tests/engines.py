@@ -12,10 +12,10 @@ from typing import List, Optional
 
 import attrs
 
-from reference.model.engines import ENGINES, run_scenarios
-from reference.model.errors import KssimError
-from reference.model.profiles import DEFAULT_RELEASE, profile_for
-from reference.model.scenario import scenario_from_dict
+from kssim.reference.model.engines import ENGINES, run_scenarios
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.profiles import DEFAULT_RELEASE, profile_for
+from kssim.reference.model.scenario import scenario_from_dict
 
 
 @attrs.frozen

@@ -13,17 +13,17 @@ import attrs
 from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 from hypothesis.errors import Unsatisfiable
 
-from reference.model.keys import key_text
-from reference.model.render import show
-from reference.model.profiles import rule_changes
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.render import show
+from kssim.reference.model.profiles import rule_changes
 
-from differential_tests.divergence import Divergence, code_of, describe_failure, first_divergence, message_of
-from reference.model.errors import KssimError
-from reference.model.scenario import scenario_from_dict
+from kssim.differential_tests.divergence import Divergence, code_of, describe_failure, first_divergence, message_of
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.scenario import scenario_from_dict
 
-from differential_tests.engines import EngineConfig, at_release, run_batch, supports_suppress
-from differential_tests.shrink import shrink
-from differential_tests.strategies import OPERATORS, missing_in, scenarios
+from kssim.differential_tests.engines import EngineConfig, at_release, run_batch, supports_suppress
+from kssim.differential_tests.shrink import shrink
+from kssim.differential_tests.strategies import OPERATORS, missing_in, scenarios
 
 
 def draw_cases(operator: str, profiles, count: int, seed: int, suppress: bool = False) -> List[dict]:
@@ -289,7 +289,7 @@ def write_regression(finding: Finding, a: EngineConfig, b: EngineConfig, out_dir
 
 
 def _as_expected(rec) -> dict:
-    from reference.model.records import NO_OLD_VALUE
+    from kssim.reference.model.records import NO_OLD_VALUE
 
     out = {"topic": rec.topic, "partition": rec.partition, "key": rec.key, "value": rec.value, "ts": rec.ts,
            "after_input": rec.input_index}

@@ -15,12 +15,12 @@ import copy
 
 from hypothesis import assume, strategies as st
 
-from reference.model.errors import KssimError
-from reference.model.keys import serialized_key
-from reference.model.topology import OPERATOR_KINDS
-from reference.model.scenario import scenario_from_dict
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.keys import serialized_key
+from kssim.reference.model.topology import OPERATOR_KINDS
+from kssim.reference.model.scenario import scenario_from_dict
 
-from differential_tests.window_strategies import WINDOWED_OPERATORS, suppress_spec, window_caps, window_scenario
+from kssim.differential_tests.window_strategies import WINDOWED_OPERATORS, suppress_spec, window_caps, window_scenario
 
 KEYS = ("k1", "k2", "k3")
 

@@ -32,9 +32,9 @@ import copy
 
 from hypothesis import assume, strategies as st
 
-from reference.model.keys import partition_for
-from reference.model import topology
-from reference.model.profiles import legacy_window_grace
+from kssim.reference.model.keys import partition_for
+from kssim.reference.model import topology
+from kssim.reference.model.profiles import legacy_window_grace
 
 WINDOWED_OPERATORS = topology.WINDOWED_OPERATORS
 AGGREGATIONS = ("count", "sum", "string_adder", "string_reduce", "list")

@@ -131,13 +131,13 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = 
 
 def _ship_packages(spark) -> None:
     """On a cluster the executors run our Python UDFs (joined values, the versioned-store and
-    outer-join replays): send them ``spark_backend`` and the shared model (``reference/model``,
-    the only part of ``reference`` the backend uses) as one zip, as ``spark-submit --py-files``
-    would."""
+    outer-join replays): send them ``kssim.spark_backend`` and the shared model
+    (``kssim.reference.model``, the only part of ``reference`` the backend uses) as one zip, as
+    ``spark-submit --py-files`` would."""
     import tempfile
     import zipfile
 
-    import reference.model as shared_model
+    import kssim.reference.model as shared_model
 
     model_dir = os.path.dirname(os.path.abspath(shared_model.__file__))
     reference_dir = os.path.dirname(model_dir)
@@ -145,14 +145,17 @@ def _ship_packages(spark) -> None:
     folder = tempfile.mkdtemp(prefix="kssim-pyfiles-")
     path = os.path.join(folder, "kssim.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.write(os.path.join(reference_dir, "__init__.py"), os.path.join("reference", "__init__.py"))
+        # the installed layout, kssim/reference/..., kssim/spark_backend/... (kssim is a namespace
+        # package when installed; in the zip it is a plain one, for zipimport)
+        archive.writestr(os.path.join("kssim", "__init__.py"), "")
+        archive.write(os.path.join(reference_dir, "__init__.py"), os.path.join("kssim", "reference", "__init__.py"))
         for package in (model_dir, backend_dir):
             root = os.path.dirname(reference_dir) if package == model_dir else os.path.dirname(package)
             for here, _, files in os.walk(package):
                 for name in sorted(files):
                     if name.endswith((".py", ".properties")):
                         full = os.path.join(here, name)
-                        archive.write(full, os.path.relpath(full, root))
+                        archive.write(full, os.path.join("kssim", os.path.relpath(full, root)))
     spark.sparkContext.addPyFile(path)
 
 

@@ -12,7 +12,7 @@ import kssim_testing
 def spark():
     """The one SparkSession of the test run (``spark_backend.session.get_spark`` keeps it per
     process, with test-friendly local defaults: few shuffle partitions, serial GC, C1 JIT)."""
-    from spark_backend.session import get_spark
+    from kssim.spark_backend.session import get_spark
 
     return get_spark()
 

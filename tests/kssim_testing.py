@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from reference.model.scenario import load_scenario, scenario_from_dict
+from kssim.reference.model.scenario import load_scenario, scenario_from_dict
 
 #: the project's root (the checkout), its bundled scenarios, and the conformance corpus beside it
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -40,7 +40,7 @@ def run_on(engine, scenarios, **options):
     """Run ``scenarios`` on ``engine`` ("reference" or "spark") through the engine table
     (:func:`reference.model.engines.run_scenarios`): one RunResult, or the exception that stopped
     that scenario, per scenario."""
-    from reference.model.engines import run_scenarios
+    from kssim.reference.model.engines import run_scenarios
 
     return run_scenarios(engine, list(scenarios), **options)
 
@@ -50,7 +50,7 @@ def assert_passes(scenario, result, engine="reference"):
     (:func:`reference.model.compare.judge`): the run did not raise, its outputs satisfy
     ``expected`` and it fails (or not) as ``expected_failure`` says. ``result`` is a RunResult
     or the exception that stopped the run."""
-    from reference.model.compare import Status, judge
+    from kssim.reference.model.compare import Status, judge
 
     verdict = judge(scenario, result)
     assert verdict.status is Status.PASS, \
@@ -92,7 +92,7 @@ def scenario(topology, inputs, semantics="3.9", **config):
 
 def result_bytes(result) -> bytes:
     """A run's outputs, drops and failure as canonical bytes (for byte-identity checks)."""
-    from reference.model.records import NO_OLD_VALUE
+    from kssim.reference.model.records import NO_OLD_VALUE
 
     if isinstance(result, Exception):
         return f"error {type(result).__name__}: {result}".encode()

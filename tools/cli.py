@@ -19,15 +19,15 @@ import argparse
 import sys
 import time
 
-from reference.model.captures.options import add_capture_options
-from reference.model.compare import Status, check_failure, judge
-from reference.model.engines import ENGINES, explore, outcome_json, replay, run_scenarios
-from reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
-from reference.model.records import NO_OLD_VALUE
-from reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
-from reference.model.scenario import find_scenario_files, load_scenario
-from reference.model.topology import OPERATOR_KINDS
-from tools.progress import progress_bar
+from kssim.reference.model.captures.options import add_capture_options
+from kssim.reference.model.compare import Status, check_failure, judge
+from kssim.reference.model.engines import ENGINES, explore, outcome_json, replay, run_scenarios
+from kssim.reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
+from kssim.reference.model.topology import OPERATOR_KINDS
+from kssim.tools.progress import progress_bar
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -256,9 +256,9 @@ def error_text(exc) -> str:
 
 
 def cmd_difftest(args) -> int:
-    from differential_tests.engines import parse_engine
-    from differential_tests.runner import difftest
-    from differential_tests.strategies import OPERATORS, missing_in
+    from kssim.differential_tests.engines import parse_engine
+    from kssim.differential_tests.runner import difftest
+    from kssim.differential_tests.strategies import OPERATORS, missing_in
 
     a, b = parse_engine(args.a), parse_engine(args.b)
     # by default, every operator both releases have
@@ -294,7 +294,7 @@ def cmd_difftest(args) -> int:
 def _changed_rules_note(a, b) -> str:
     """After "no divergence" between two releases: which rules kssim models as changing between
     them (none: the releases behave alike; some: none of them showed in these cases)."""
-    from reference.model.profiles import rule_changes
+    from kssim.reference.model.profiles import rule_changes
 
     if a.release == b.release:
         return ""
@@ -307,9 +307,9 @@ def _changed_rules_note(a, b) -> str:
 
 def cmd_replay(args) -> int:
     """Replay captured record files through a topology file's topology on either engine."""
-    from reference.model.captures import capture_options_from, input_paths
-    from reference.model.record_files import check_drops_path, check_output_path, load_replay_topology
-    from tools.progress import progress_factory
+    from kssim.reference.model.captures import capture_options_from, input_paths
+    from kssim.reference.model.record_files import check_drops_path, check_output_path, load_replay_topology
+    from kssim.tools.progress import progress_factory
 
     # before any work: the captures are never overwritten
     check_output_path(args.output, input_paths(args.input))
@@ -351,7 +351,7 @@ def cmd_describe(args) -> int:
 
 def cmd_timeline(args) -> int:
     """One picture of a scenario: lanes, stream time, windows, outputs linked to their inputs, drops."""
-    from tools.timeline.command import write_timeline
+    from kssim.tools.timeline.command import write_timeline
 
     print(f"wrote {write_timeline(args.file, args.output, args.release)}")
     return EXIT_OK
@@ -359,7 +359,7 @@ def cmd_timeline(args) -> int:
 
 def cmd_rules(args) -> int:
     """The semantics rules kssim models, per release; or what changes between two releases."""
-    from reference.model.profiles import RULES, profile_for, rule_changes
+    from kssim.reference.model.profiles import RULES, profile_for, rule_changes
 
     if len(args.releases) == 1:
         profile = profile_for(args.releases[0])
@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_capture_options(replay)
     replay.set_defaults(func=cmd_replay)
 
-    from tools.diff_command import add_diff_parser  # kssim diff: its command and options live there
+    from kssim.tools.diff_command import add_diff_parser  # kssim diff: its command and options live there
 
     add_diff_parser(sub)
 

@@ -26,14 +26,14 @@ import os
 import shutil
 import tempfile
 
-from reference.model import diff as model_diff
-from reference.model.captures import (add_capture_options, capture_options_from, chosen_output_topic, input_paths,
+from kssim.reference.model import diff as model_diff
+from kssim.reference.model.captures import (add_capture_options, capture_options_from, chosen_output_topic, input_paths,
                                       open_captures)
-from reference.model.engines import ENGINES, check_engine_runs, replay, stream_reference_outputs
-from reference.model.errors import KssimError
-from reference.model.record_files import check_output_path, counted, load_replay_topology, open_output
-from reference.model.render import json_line, sends_old_values, show
-from tools.progress import progress_bar
+from kssim.reference.model.engines import ENGINES, check_engine_runs, replay, stream_reference_outputs
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.record_files import check_output_path, counted, load_replay_topology, open_output
+from kssim.reference.model.render import json_line, sends_old_values, show
+from kssim.tools.progress import progress_bar
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

@@ -44,7 +44,7 @@ class Settings:
     release: Optional[str]
 
     def selects(self, path: Path) -> bool:
-        from reference.model.scenario import SCENARIO_SUFFIXES
+        from kssim.reference.model.scenario import SCENARIO_SUFFIXES
 
         return path.name.endswith(SCENARIO_SUFFIXES) and any(path == r or r in path.parents for r in self.roots)
 
@@ -55,7 +55,7 @@ _RESULTS = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser):
-    from reference.model.engines import ENGINES  # the engine table only (no engine is imported)
+    from kssim.reference.model.engines import ENGINES  # the engine table only (no engine is imported)
 
     parser.addini(INI_SCENARIOS, type="linelist", default=[],
                   help="kssim: scenario folders (recursive), files or globs, relative to the rootdir; "
@@ -80,8 +80,8 @@ def pytest_configure(config):
 
 
 def _check_release(release: str) -> None:
-    from reference.model.errors import KssimError
-    from reference.model.profiles import profile_for
+    from kssim.reference.model.errors import KssimError
+    from kssim.reference.model.profiles import profile_for
 
     try:
         profile_for(release)
@@ -115,8 +115,8 @@ class ScenarioFile(pytest.File):
     """One scenario file: one item, named after the scenario (the file's stem if it cannot be read)."""
 
     def collect(self):
-        from reference.model.errors import KssimError
-        from reference.model.scenario import load_scenario
+        from kssim.reference.model.errors import KssimError
+        from kssim.reference.model.scenario import load_scenario
 
         settings = self.config.stash[_SETTINGS]
         path = shown_path(self.path)
@@ -150,7 +150,7 @@ def shown_path(path: Path) -> str:
 
 def _within_file(exc) -> str:
     """An error's text without the file's path (the report names the file already)."""
-    from reference.model.errors import ScenarioError
+    from kssim.reference.model.errors import ScenarioError
 
     if isinstance(exc, ScenarioError):
         return f"{exc.where}: {exc.message}" if exc.where else exc.message
@@ -159,7 +159,7 @@ def _within_file(exc) -> str:
 
 def _invalid(path, exc) -> str:
     """``kssim check``'s INVALID line (a ScenarioError's text starts with the file's path)."""
-    from reference.model.errors import ScenarioError
+    from kssim.reference.model.errors import ScenarioError
 
     return f"INVALID {exc}" if isinstance(exc, ScenarioError) else f"INVALID {path}: {exc}"
 
@@ -179,9 +179,9 @@ class ScenarioItem(pytest.Item):
         return self.problem is None and self.get_closest_marker("skip") is None
 
     def runtest(self):
-        from reference.model.compare import Status, judge
-        from reference.model.errors import UnsupportedOperator
-        from tools.cli import error_text
+        from kssim.reference.model.compare import Status, judge
+        from kssim.reference.model.errors import UnsupportedOperator
+        from kssim.tools.cli import error_text
 
         if self.problem is not None:
             raise ScenarioFailed(self.problem)
@@ -216,7 +216,7 @@ def _result_of(item: ScenarioItem):
     run as ``kssim check`` runs it (``tools.cli.run_each_isolated``). On Spark the first item
     run also runs every runnable scenario item after it in one batch: one job on the process's
     one session, not one per item."""
-    from tools.cli import run_each_isolated
+    from kssim.tools.cli import run_each_isolated
 
     settings, results = item.config.stash[_SETTINGS], item.config.stash[_RESULTS]
     if item.nodeid not in results:
@@ -235,10 +235,10 @@ def explanation(scenario, result, engine: str) -> list:
     """The ``--explain`` lines (outputs, drops, failure) of the input where ``result`` first
     differs from the expectation. The reference engine explains (on Spark it re-runs the
     scenario there, and says so); [] when there is no one input to explain."""
-    from reference.model.compare import compare_outputs
-    from reference.model.engines import run_scenarios
-    from reference.model.render import describe_input
-    from tools.cli import explain_drop, explain_output
+    from kssim.reference.model.compare import compare_outputs
+    from kssim.reference.model.engines import run_scenarios
+    from kssim.reference.model.render import describe_input
+    from kssim.tools.cli import explain_drop, explain_output
 
     if isinstance(result, Exception):
         return []
@@ -289,7 +289,7 @@ class KssimHelper:
         ``{"graph": [...]}`` object, or its list of nodes), or a parsed spec, which is wrapped
         in a ``Topology``. Explanations are on unless ``explain=False``, so a failed assertion
         can say why."""
-        from reference.api import Topology, TopologyTestDriver
+        from kssim.reference.api import Topology, TopologyTestDriver
 
         if not isinstance(topology, Topology):
             topology = Topology(topology_spec(topology))
@@ -324,7 +324,7 @@ class KssimHelper:
         """Check ``driver.drops()`` is ``expected``: ``(input_index, reason)`` pairs in input
         order, ``reason`` a ``DropReason`` or its code (``"null_key"``)."""
         __tracebackhide__ = True
-        from reference.model.codes import DropReason
+        from kssim.reference.model.codes import DropReason
 
         drops = driver.drops()
         actual = [(d.input_index, str(d.reason)) for d in drops]
@@ -350,8 +350,8 @@ def topology_spec(topology):
     a topology graph as a scenario file writes it (``{"graph": [...]}`` or the list of nodes,
     parsed and checked as the scenario loader does: a bad node raises ``ScenarioError`` naming
     it), or a spec already parsed (returned as is)."""
-    from reference.model.errors import ScenarioError
-    from reference.model.topology import parse_topology
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.reference.model.topology import parse_topology
 
     if isinstance(topology, (list, tuple)):
         topology = {"graph": list(topology)}
@@ -367,7 +367,7 @@ def topology_spec(topology):
 def _output_topic(topic, name: Optional[str] = None):
     """The TestOutputTopic to read: ``topic`` itself, or a driver's topic ``name`` (default: the
     one topic its topology writes)."""
-    from reference.api import TopologyTestDriver
+    from kssim.reference.api import TopologyTestDriver
 
     if not isinstance(topic, TopologyTestDriver):
         if name is not None and name != topic.topic:
@@ -384,8 +384,8 @@ def _output_topic(topic, name: Optional[str] = None):
 
 def _written_topics(driver) -> tuple:
     """The topics ``driver``'s topology writes (a graph's sink topics; format 1's ``output``)."""
-    from reference.model.scenario import OUTPUT_TOPIC
-    from reference.model.topology import output_topics
+    from kssim.reference.model.scenario import OUTPUT_TOPIC
+    from kssim.reference.model.topology import output_topics
 
     written = getattr(driver, "output_topics", None)
     if written is not None:
@@ -397,8 +397,8 @@ def _written_topics(driver) -> tuple:
 def _topic_mismatch(topic, expected) -> Optional[str]:
     """Read every record waiting on TestOutputTopic ``topic``; None when they are ``expected``,
     else kssim check's first difference (with neighbours and the why of the record there)."""
-    from reference.model.compare import compare_records
-    from reference.model.records import OutputRecord
+    from kssim.reference.model.compare import compare_records
+    from kssim.reference.model.records import OutputRecord
 
     actual = [OutputRecord(topic.topic, 0, _plain_key(r.key), r.value, r.ts, r.input_index, r.old_value, r.why)
               for r in topic.read_records_to_list()]
@@ -422,7 +422,7 @@ def _plain_key(key):
 
 
 def _expected_record(topic: str, item, n: int):
-    from reference.model.scenario import ExpectedRecord
+    from kssim.reference.model.scenario import ExpectedRecord
 
     if hasattr(item, "key") and hasattr(item, "value") and hasattr(item, "ts"):
         key, value, ts = item.key, item.value, item.ts

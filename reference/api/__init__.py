@@ -5,7 +5,7 @@ mirrors. A topology is one of format 1's operators (a join reading topics ``left
 ``right``, or a windowed aggregation reading topic ``input``, writing ``output``) or, for any
 other program, a topology graph (:mod:`reference.api.builder` says which)::
 
-    from reference.api import StreamsBuilder, JoinWindows, TopologyTestDriver
+    from kssim.reference.api import StreamsBuilder, JoinWindows, TopologyTestDriver
 
     b = StreamsBuilder()
     b.stream("left").left_join(b.stream("right"), lambda l, r: f"{l}+{r}",
@@ -41,15 +41,15 @@ classes of :mod:`reference.api.errors`, named after Kafka's Java exceptions. A r
 Kafka Streams would die raises :class:`reference.model.errors.KafkaWouldFail` (its ``code`` a
 :class:`FailureCode`); ``TopologyTestDriver.drops()`` gives each dropped input's :class:`DropReason`.
 """
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, TopologyError
-from reference.api.builder import (
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, TopologyError
+from kssim.reference.api.builder import (
     KGroupedStream, KGroupedTable, KStream, KTable, SessionWindowedKStream, StreamsBuilder, TimeWindowedKStream,
     Topology,
 )
-from reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver, Windowed
-from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
-from reference.api.options import (
+from kssim.reference.api.driver import KeyValue, TestInputTopic, TestOutputTopic, TestRecord, TopologyTestDriver, Windowed
+from kssim.reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError, UnsavableTopologyError
+from kssim.reference.api.options import (
     BufferConfig, EmitStrategy, JoinWindows, Joined, KeyValueBytesStoreSupplier, KeyValueMapper, Materialized,
     SessionWindows, SlidingWindows, Stores, Suppressed, TimeWindows, ValueJoiner,
 )

@@ -43,16 +43,16 @@ from typing import List, Optional
 
 import attrs
 
-from reference.model.aggregations import Aggregation
-from reference.model.errors import TopologyError
-from reference.model.graph import functions as graph_functions
-from reference.model.graph.nodes import GraphTopology, parse_graph
-from reference.model.profiles import RELEASE_LINES, profile_for
-from reference.model.topology import (
+from kssim.reference.model.aggregations import Aggregation
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.model.graph import functions as graph_functions
+from kssim.reference.model.graph.nodes import GraphTopology, parse_graph
+from kssim.reference.model.profiles import RELEASE_LINES, profile_for
+from kssim.reference.model.topology import (
     OPERATOR_INPUT_TOPICS, OPERATOR_KINDS, SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec,
     TableSpec, TableTableJoinSpec, WindowAggregateSpec, WindowedTableJoinSpec,
 )
-from reference.api.options import (
+from kssim.reference.api.options import (
     EmitStrategy, GraphArg, JoinWindows, Joined, KeyValueMapper, Materialized, SessionWindows, SlidingWindows,
     Suppressed, TimeWindows, callable_aggregate_fields, callable_reduce_fields, check_with_newest_api, expr_arg,
     flat_mapper_arg, foreign_key_arg, graph_aggregation_arg, graph_joiner_arg, graph_subtractor, join_window_json,
@@ -315,7 +315,7 @@ class StreamsBuilder:
                     node = attrs.evolve(node, op=attrs.evolve(node.op, **call.arg.callables))
                 nodes.append(node)
             graph = GraphTopology(tuple(nodes), graph.source)
-            from reference.model.graph.plan import compile_graph
+            from kssim.reference.model.graph.plan import compile_graph
 
             compile_graph(graph, _newest_profile_for_graph(calls))
         except TopologyError as exc:
@@ -959,7 +959,7 @@ class Topology:
         Python code that builds it with this API (``b`` is a StreamsBuilder)."""
         if self.is_graph:
             return self.spec.describe(release or "3.9")
-        from reference.api.export import describe_spec
+        from kssim.reference.api.export import describe_spec
 
         return describe_spec(self.spec)
 
@@ -975,7 +975,7 @@ class Topology:
         checked by loading it back. Raises :class:`UnsavableTopologyError` when a joiner,
         mapper, predicate or aggregation is a Python callable.
         """
-        from reference.api.export import scenario_document
+        from kssim.reference.api.export import scenario_document
 
         return scenario_document(self.spec, inputs, name=name, release=release, store=store,
                                  emit_interval_ms=emit_interval_ms, expected=expected, checkpoints=checkpoints,

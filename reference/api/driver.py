@@ -27,17 +27,17 @@ from typing import List, NamedTuple, Optional
 
 import attrs
 
-from reference.runtime.engine import Engine
-from reference.model.errors import KafkaWouldFail
-from reference.model.profiles import DEFAULT_RELEASE, profile_for
-from reference.model.records import NO_OLD_VALUE, Drop, InputRecord, windowed_key
-from reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
-from reference.model.topology import (
+from kssim.reference.runtime.engine import Engine
+from kssim.reference.model.errors import KafkaWouldFail
+from kssim.reference.model.profiles import DEFAULT_RELEASE, profile_for
+from kssim.reference.model.records import NO_OLD_VALUE, Drop, InputRecord, windowed_key
+from kssim.reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
+from kssim.reference.model.topology import (
     WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology, output_topics,
 )
-from reference.api.builder import Topology
-from reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
-from reference.api.options import to_millis
+from kssim.reference.api.builder import Topology
+from kssim.reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
+from kssim.reference.api.options import to_millis
 
 
 class KeyValue(NamedTuple):

@@ -6,7 +6,7 @@ API throws for everything else, so a user sees the same failure in the same plac
 """
 from __future__ import annotations
 
-from reference.model.errors import KssimError
+from kssim.reference.model.errors import KssimError
 
 
 class IllegalArgumentError(KssimError, ValueError):

@@ -12,18 +12,18 @@ import json
 
 import attrs
 
-from reference.model.aggregations import named_aggregation
-from reference.model.profiles import DEFAULT_RELEASE
-from reference.model.records import NO_OLD_VALUE, InputRecord, OutputRecord
-from reference.model.scenario import FORMAT, OUTPUT_TOPIC, scenario_from_dict
-from reference.model.topology import (
+from kssim.reference.model.aggregations import named_aggregation
+from kssim.reference.model.profiles import DEFAULT_RELEASE
+from kssim.reference.model.records import NO_OLD_VALUE, InputRecord, OutputRecord
+from kssim.reference.model.scenario import FORMAT, OUTPUT_TOPIC, scenario_from_dict
+from kssim.reference.model.topology import (
     SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, StreamTableJoinSpec, SuppressBufferSpec,
     TableSpec, TableTableJoinSpec, WindowAggregateSpec, WindowedTableJoinSpec,
 )
-from reference.model.aggregations import Aggregation
-from reference.model.graph.nodes import GraphTopology
-from reference.api.driver import TestRecord, Windowed
-from reference.api.errors import IllegalArgumentError, UnsavableTopologyError
+from kssim.reference.model.aggregations import Aggregation
+from kssim.reference.model.graph.nodes import GraphTopology
+from kssim.reference.api.driver import TestRecord, Windowed
+from kssim.reference.api.errors import IllegalArgumentError, UnsavableTopologyError
 
 _STREAM_METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
 

@@ -22,16 +22,16 @@ from typing import Optional
 
 import attrs
 
-from reference.model.aggregations import AGGREGATION_NAMES, aggregation_from_callables, named_aggregation
-from reference.model.errors import TopologyError
-from reference.model.joiners import make_joiner
-from reference.model.profiles import RELEASE_LINES, profile_for
-from reference.model.records import windowed_key
-from reference.model.topology import (
+from kssim.reference.model.aggregations import AGGREGATION_NAMES, aggregation_from_callables, named_aggregation
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.profiles import RELEASE_LINES, profile_for
+from kssim.reference.model.records import windowed_key
+from kssim.reference.model.topology import (
     JOINER_NAMES, JoinWindowSpec, SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec, SuppressBufferSpec,
     SuppressSpec, TimeWindowSpec, WindowAggregateSpec, check_topology,
 )
-from reference.api.errors import IllegalArgumentError, IllegalStateError
+from kssim.reference.api.errors import IllegalArgumentError, IllegalStateError
 
 _ONE_MS = datetime.timedelta(milliseconds=1)
 
@@ -769,7 +769,7 @@ def expr_arg(mapper, where: str, what: str, field: str = "mapper", value_only: b
         raise TypeError(f"{what} can't be null")
     if callable(mapper) and not isinstance(mapper, (str, dict)):
         return GraphArg(EXPR_PLACEHOLDER, {field: _value_mapper(mapper) if value_only else mapper}, (mapper,))
-    from reference.model.graph.expressions import parse_expr
+    from kssim.reference.model.graph.expressions import parse_expr
 
     parse_expr(mapper, where, _graph_fail)
     return GraphArg(mapper)
@@ -782,7 +782,7 @@ def pred_arg(predicate, where: str) -> GraphArg:
         raise TypeError("predicate can't be null")
     if callable(predicate) and not isinstance(predicate, dict):
         return GraphArg(PRED_PLACEHOLDER, {"predicate": predicate}, (predicate,))
-    from reference.model.graph.expressions import parse_pred
+    from kssim.reference.model.graph.expressions import parse_pred
 
     parse_pred(predicate, where, _graph_fail)
     return GraphArg(predicate)
@@ -815,7 +815,7 @@ def key_value_arg(mapper, where: str, what: str, value_default: bool = False) ->
             or (not value_default and "value" not in mapper):
         fields = '{"key": EXPR, "value": EXPR}' + (' ("value" optional)' if value_default else "")
         raise TypeError(f"{what} is a callable (key, value) -> (key, value) or {fields}, got {mapper!r}")
-    from reference.model.graph.expressions import parse_expr
+    from kssim.reference.model.graph.expressions import parse_expr
 
     for field, expr in mapper.items():
         parse_expr(expr, f"{where}.{field}", _graph_fail)
@@ -899,7 +899,7 @@ def graph_aggregation_arg(method: str, initializer, aggregator, names, reduce: b
     """``(operation, GraphArg)`` of ``count`` / ``reduce`` / ``aggregate`` in a graph: a named
     function of the graph spec (``names``), an :class:`Aggregation`, or Python callables
     (``initializer`` + ``aggregator``; ``reduce``: ``initializer`` is the reducer)."""
-    from reference.model.aggregations import Aggregation
+    from kssim.reference.model.aggregations import Aggregation
 
     if isinstance(initializer, str):
         if aggregator is not None:

@@ -15,10 +15,10 @@ null keys dropped, versioned puts older than the history retention dropped, emit
 """
 from __future__ import annotations
 
-from reference.foreign_key.instructions import RESPONSE_TOPIC, Response
-from reference.model.codes import DropReason
-from reference.model.keys import key_identity
-from reference.runtime.explain import Stored, Why, show
+from kssim.reference.foreign_key.instructions import RESPONSE_TOPIC, Response
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.keys import key_identity
+from kssim.reference.runtime.explain import Stored, Why, show
 
 
 class ForeignTableJoin:

@@ -20,20 +20,20 @@ topic's.
 """
 from __future__ import annotations
 
-from reference.foreign_key.foreign_table_join import ForeignTableJoin
-from reference.foreign_key.instructions import RESPONSE_TOPIC, SUBSCRIPTION_TOPIC
-from reference.foreign_key.response_join import ResponseJoin
-from reference.foreign_key.routing import Routing
-from reference.foreign_key.subscription_join import SubscriptionJoin
-from reference.foreign_key.subscription_receive import SubscriptionReceive
-from reference.foreign_key.subscription_send import SubscriptionSend
-from reference.foreign_key.value_hash import HashCache
-from reference.joins.table_source import TableSource, make_store
-from reference.model.codes import DropReason
-from reference.model.keys import key_identity
-from reference.runtime.explain import Why, show
-from reference.stores.kv_store import KeyValueStore
-from reference.stores.subscription_store import SubscriptionStore
+from kssim.reference.foreign_key.foreign_table_join import ForeignTableJoin
+from kssim.reference.foreign_key.instructions import RESPONSE_TOPIC, SUBSCRIPTION_TOPIC
+from kssim.reference.foreign_key.response_join import ResponseJoin
+from kssim.reference.foreign_key.routing import Routing
+from kssim.reference.foreign_key.subscription_join import SubscriptionJoin
+from kssim.reference.foreign_key.subscription_receive import SubscriptionReceive
+from kssim.reference.foreign_key.subscription_send import SubscriptionSend
+from kssim.reference.foreign_key.value_hash import HashCache
+from kssim.reference.joins.table_source import TableSource, make_store
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.keys import key_identity
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.kv_store import KeyValueStore
+from kssim.reference.stores.subscription_store import SubscriptionStore
 
 
 def build(spec, profile, config, instance_state):

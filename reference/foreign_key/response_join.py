@@ -20,10 +20,10 @@ For a response ``(hash_m, foreign)`` keyed by PK at ts t, in the LHS task that r
 """
 from __future__ import annotations
 
-from reference.foreign_key.value_hash import short
-from reference.model.codes import DropReason
-from reference.model.joiners import make_joiner
-from reference.runtime.explain import Stored, Why, show
+from kssim.reference.foreign_key.value_hash import short
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.runtime.explain import Stored, Why, show
 
 
 class ResponseJoin:

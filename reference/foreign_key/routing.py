@@ -15,7 +15,7 @@
 """
 from __future__ import annotations
 
-from reference.model.keys import partition_for
+from kssim.reference.model.keys import partition_for
 
 
 class Routing:

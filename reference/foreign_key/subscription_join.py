@@ -15,10 +15,10 @@ PK, to the response topic (:mod:`reference.foreign_key.routing`) at
 """
 from __future__ import annotations
 
-from reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
+from kssim.reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
                                                 PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE, RESPONSE_TOPIC, Response)
-from reference.model.keys import key_identity
-from reference.runtime.explain import Stored, show
+from kssim.reference.model.keys import key_identity
+from kssim.reference.runtime.explain import Stored, show
 
 
 class SubscriptionJoin:

@@ -14,11 +14,11 @@ subscriptions it receives in its subscription store (:mod:`reference.stores.subs
 """
 from __future__ import annotations
 
-from reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
+from kssim.reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
                                                 PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE)
-from reference.model.codes import DropReason
-from reference.runtime.explain import Why, show
-from reference.stores.subscription_store import store_key
+from kssim.reference.model.codes import DropReason
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.subscription_store import store_key
 
 
 class SubscriptionReceive:

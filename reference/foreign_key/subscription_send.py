@@ -38,15 +38,15 @@ is dropped before all this (OUT_OF_ORDER_VERSIONED_UPDATE), by the join module.
 """
 from __future__ import annotations
 
-from reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
+from kssim.reference.foreign_key.instructions import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
                                                 PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE,
                                                 PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE, SUBSCRIPTION_TOPIC,
                                                 Subscription)
-from reference.foreign_key.value_hash import short
-from reference.model.codes import DropReason
-from reference.model.keys import key_identity
-from reference.model.topology import extract_key
-from reference.runtime.explain import Why, show
+from kssim.reference.foreign_key.value_hash import short
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.topology import extract_key
+from kssim.reference.runtime.explain import Why, show
 
 
 def make_extractor(spec):

@@ -20,13 +20,13 @@ O(1) plus the aggregator's.
 """
 from __future__ import annotations
 
-from reference.graph.stream_nodes import Change, Processor
-from reference.graph.table_nodes import ForwardingContext, identity_of
-from reference.model.records import NO_OLD_VALUE
-from reference.stores.time_window_store import NO_TIMESTAMP
-from reference.model.codes import DropReason, FailureCode
-from reference.runtime.explain import show
-from reference.stores.kv_store import KeyValueStore
+from kssim.reference.graph.stream_nodes import Change, Processor
+from kssim.reference.graph.table_nodes import ForwardingContext, identity_of
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.stores.time_window_store import NO_TIMESTAMP
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.runtime.explain import show
+from kssim.reference.stores.kv_store import KeyValueStore
 
 _new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new__ (hot path)
 

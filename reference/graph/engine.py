@@ -19,24 +19,24 @@ from functools import partial
 
 import attrs
 
-from reference.graph import aggregations, joins, stream_nodes as sn, table_nodes as tn
-from reference.graph.cache import RecordCache
-from reference.graph.queues import InternalQueues
-from reference.model import keys
-from reference.model.engines import GRAPH_TRAFFIC
-from reference.model.graph import expressions as ex
-from reference.model.graph import functions as fn
-from reference.model.graph.nodes import (AggregateOp, FilterOp, FlatMapValuesOp, GroupByKeyOp, GroupByOp, JoinOp,
+from kssim.reference.graph import aggregations, joins, stream_nodes as sn, table_nodes as tn
+from kssim.reference.graph.cache import RecordCache
+from kssim.reference.graph.queues import InternalQueues
+from kssim.reference.model import keys
+from kssim.reference.model.engines import GRAPH_TRAFFIC
+from kssim.reference.model.graph import expressions as ex
+from kssim.reference.model.graph import functions as fn
+from kssim.reference.model.graph.nodes import (AggregateOp, FilterOp, FlatMapValuesOp, GroupByKeyOp, GroupByOp, JoinOp,
                                          Kind, MapOp, MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp,
                                          StreamSourceOp, SuppressOp, TableSourceOp, ToOp, ToStreamOp, ToTableOp,
                                          WindowedByOp)
-from reference.model.graph.plan import Plan, aggregation_of_node, compile_graph
-from reference.model.suppression import suppression_plan
-from reference.model.topology import StreamTableJoinSpec, TableSpec, TableTableJoinSpec
-from reference.joins.table_source import make_store
-from reference.runtime.engine import TaskContext
-from reference.runtime.operators import builder_for
-from reference.suppress.processor import KTableSuppressProcessor
+from kssim.reference.model.graph.plan import Plan, aggregation_of_node, compile_graph
+from kssim.reference.model.suppression import suppression_plan
+from kssim.reference.model.topology import StreamTableJoinSpec, TableSpec, TableTableJoinSpec
+from kssim.reference.joins.table_source import make_store
+from kssim.reference.runtime.engine import TaskContext
+from kssim.reference.runtime.operators import builder_for
+from kssim.reference.suppress.processor import KTableSuppressProcessor
 
 
 

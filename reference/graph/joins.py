@@ -16,25 +16,25 @@ from __future__ import annotations
 
 import attrs
 
-from reference.foreign_key.foreign_table_join import ForeignTableJoin
-from reference.foreign_key.instructions import RESPONSE_TOPIC, SUBSCRIPTION_TOPIC
-from reference.foreign_key.response_join import ResponseJoin
-from reference.foreign_key.routing import Routing
-from reference.foreign_key.subscription_join import SubscriptionJoin
-from reference.foreign_key.subscription_receive import SubscriptionReceive
-from reference.foreign_key.subscription_send import SubscriptionSend
-from reference.foreign_key.value_hash import HashCache
-from reference.graph.stream_nodes import Change, Processor
-from reference.graph.table_nodes import ForwardingContext, identity_of
-from reference.joins import stream_stream, stream_table
-from reference.joins.table_source import TableSource
-from reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
-from reference.model.codes import DropReason
-from reference.model.records import NO_OLD_VALUE
-from reference.model.topology import KeyExtractorSpec
-from reference.runtime.explain import Why, show
-from reference.stores.kv_store import KeyValueStore
-from reference.stores.subscription_store import SubscriptionStore
+from kssim.reference.foreign_key.foreign_table_join import ForeignTableJoin
+from kssim.reference.foreign_key.instructions import RESPONSE_TOPIC, SUBSCRIPTION_TOPIC
+from kssim.reference.foreign_key.response_join import ResponseJoin
+from kssim.reference.foreign_key.routing import Routing
+from kssim.reference.foreign_key.subscription_join import SubscriptionJoin
+from kssim.reference.foreign_key.subscription_receive import SubscriptionReceive
+from kssim.reference.foreign_key.subscription_send import SubscriptionSend
+from kssim.reference.foreign_key.value_hash import HashCache
+from kssim.reference.graph.stream_nodes import Change, Processor
+from kssim.reference.graph.table_nodes import ForwardingContext, identity_of
+from kssim.reference.joins import stream_stream, stream_table
+from kssim.reference.joins.table_source import TableSource
+from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.topology import KeyExtractorSpec
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.kv_store import KeyValueStore
+from kssim.reference.stores.subscription_store import SubscriptionStore
 
 
 class StreamStreamJoin(Processor):

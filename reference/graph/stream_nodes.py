@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from reference.model.codes import DropReason
-from reference.runtime.explain import Why, show
+from kssim.reference.model.codes import DropReason
+from kssim.reference.runtime.explain import Why, show
 
 
 class Change(NamedTuple):

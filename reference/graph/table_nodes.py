@@ -26,13 +26,13 @@ Rules (profile names in brackets):
 """
 from __future__ import annotations
 
-from reference.graph.stream_nodes import Change, Processor
-from reference.joins.table_source import TableSource
-from reference.model.codes import DropReason
-from reference.model.graph.expressions import json_equal
-from reference.model.keys import key_identity
-from reference.model.records import NO_OLD_VALUE
-from reference.runtime.explain import Why, show
+from kssim.reference.graph.stream_nodes import Change, Processor
+from kssim.reference.joins.table_source import TableSource
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.graph.expressions import json_equal
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.runtime.explain import Why, show
 
 _new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new__ (hot path)
 

@@ -46,14 +46,14 @@ Topic ``left`` is the stream, ``right`` the topic behind the GlobalKTable. Rules
 """
 from __future__ import annotations
 
-from reference.joins.table_source import TableSource
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KssimError
-from reference.model.joiners import make_joiner
-from reference.model.keys import key_identity
-from reference.model.topology import ExtractorError, extract_key
-from reference.runtime.explain import Stored, Why, show
-from reference.stores.kv_store import KeyValueStore
+from kssim.reference.joins.table_source import TableSource
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.topology import ExtractorError, extract_key
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.stores.kv_store import KeyValueStore
 
 _REF = "KStreamKTableJoinProcessor (KStreamGlobalKTableJoin)"
 #: ``instance_state`` entry: the one GlobalKTable of the run, shared by every task

@@ -51,13 +51,13 @@ from typing import Optional
 
 import attrs
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.joiners import make_joiner
-from reference.model.keys import key_identity
-from reference.model.profiles import join_window_stores
-from reference.runtime.explain import Stored, Why, show
-from reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
-from reference.stores.window_store import LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.profiles import join_window_stores
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
+from kssim.reference.stores.window_store import LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore
 
 NO_TIMESTAMP = -1
 LONG_MAX = (1 << 63) - 1

@@ -25,12 +25,12 @@ Topic ``left`` is the stream, ``right`` the table. Rules, per release (profile r
 """
 from __future__ import annotations
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import key_identity
-from reference.runtime.explain import Stored, Why, show
-from reference.stores.grace_buffer import StreamTableGraceBuffer
-from reference.model.joiners import make_joiner
-from reference.joins.table_source import TableSource, make_store
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import key_identity
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.stores.grace_buffer import StreamTableGraceBuffer
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.joins.table_source import TableSource, make_store
 
 _REF = "KStreamKTableJoinProcessor"
 

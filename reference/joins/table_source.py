@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 
-from reference.model.codes import DropReason, FailureCode
-from reference.runtime.explain import Stored, Why, show
-from reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_PUT, KeyValueStore
-from reference.stores.versioned_store import VersionedKeyValueStore
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_PUT, KeyValueStore
+from kssim.reference.stores.versioned_store import VersionedKeyValueStore
 
 _NO_OLD_LATEST = (None, True)
 

@@ -35,11 +35,11 @@ an update finds the other table's row exactly when their serialized keys are equ
 """
 from __future__ import annotations
 
-from reference.model.codes import DropReason
-from reference.model.keys import key_identity
-from reference.runtime.explain import Stored, Why, show
-from reference.model.joiners import make_joiner
-from reference.joins.table_source import TableSource, make_store
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.keys import key_identity
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.joins.table_source import TableSource, make_store
 
 def build(spec, profile, config, instance_state):
     return TableTableJoin(spec, profile)

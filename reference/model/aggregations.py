@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import attrs
 
-from reference.model.joiners import java_str
+from kssim.reference.model.joiners import java_str
 
 AGGREGATION_NAMES = ("count", "sum", "string_adder", "string_reduce", "list")
 #: aggregations whose values the loader checks (name -> what the value must be)

@@ -18,10 +18,10 @@ from typing import List, Optional
 
 import attrs
 
-from reference.model.errors import UnsupportedOperator
-from reference.model.keys import key_text
-from reference.model.render import describe_input, show
-from reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.errors import UnsupportedOperator
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.render import describe_input, show
+from kssim.reference.model.records import NO_OLD_VALUE
 
 
 def canonical(value) -> str:
@@ -62,7 +62,7 @@ def compare_outputs(scenario, outputs) -> Optional[Mismatch]:
     if scenario.expected is None:
         return None
     checkpoints = scenario.effective_checkpoints()
-    from reference.model.topology import output_topics
+    from kssim.reference.model.topology import output_topics
 
     sinks = output_topics(scenario.topology)
     actual = [o for o in outputs if o.topic in sinks]

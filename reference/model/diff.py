@@ -49,9 +49,9 @@ from typing import Callable, Dict, Iterable, Iterator, List, NamedTuple, Optiona
 import attrs
 import orjson
 
-from reference.model.compare import canonical
-from reference.model.keys import key_identity
-from reference.model.render import show
+from kssim.reference.model.compare import canonical
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.render import show
 
 #: records each side shows past a record before it is settled (per partition)
 LOOKAHEAD = 1000

@@ -28,7 +28,7 @@ import math
 import os
 import re
 
-from reference.model.errors import ScenarioError
+from kssim.reference.model.errors import ScenarioError
 
 #: the deepest nesting of objects and lists a scenario may hold (Jackson's default limit is 1000;
 #: kssim's engines and renderers recurse over values, so it keeps well below Python's 1000 frames)

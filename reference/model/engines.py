@@ -15,20 +15,20 @@ from contextvars import ContextVar
 import importlib
 from typing import List, Sequence
 
-from reference.model.errors import KssimError, UnsupportedOperator
+from kssim.reference.model.errors import KssimError, UnsupportedOperator
 
 #: engine name -> the module that runs it
 ENGINE_MODULES = {
-    "reference": "reference.runtime.engine",
-    "spark": "spark_backend.runtime.runner",
+    "reference": "kssim.reference.runtime.engine",
+    "spark": "kssim.spark_backend.runtime.runner",
 }
 ENGINES = tuple(ENGINE_MODULES)
 #: the Spark backend's session (``get_spark(master)``)
-SPARK_SESSION_MODULE = "spark_backend.session"
+SPARK_SESSION_MODULE = "kssim.spark_backend.session"
 #: engine name -> (module, function) of its replay into one output file
 REPLAY_FUNCTIONS = {
-    "reference": ("reference.runtime.replay", "replay"),
-    "spark": ("spark_backend.runtime.replay", "replay_to_file"),
+    "reference": ("kssim.reference.runtime.replay", "replay"),
+    "spark": ("kssim.spark_backend.runtime.replay", "replay_to_file"),
 }
 
 
@@ -130,7 +130,7 @@ def replay(engine: str, scenario, inputs: Sequence, output, master=None, options
 
 
 def _default_capture_options():
-    from reference.model.captures import CaptureOptions
+    from kssim.reference.model.captures import CaptureOptions
 
     return CaptureOptions()
 
@@ -152,14 +152,14 @@ def processing_order(scenario) -> tuple:
     bootstrap): what ``kssim timeline`` draws stream time along. A run that fails stops at its
     failing input; the order given here does not."""
     module = importlib.import_module(ENGINE_MODULES["reference"])
-    from reference.model.topology import input_topics
+    from kssim.reference.model.topology import input_topics
 
     topics = input_topics(scenario.topology)
     return tuple(rec.index for rec in module.processing_order(scenario.inputs, scenario.config, scenario.profile, topics))
 
 
 #: the engine that explores interleavings (interleaved delivery is the reference's alone)
-EXPLORE_MODULE = "reference.runtime.explore"
+EXPLORE_MODULE = "kssim.reference.runtime.explore"
 
 
 def explore(scenario, schedules: int, seed: int):

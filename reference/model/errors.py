@@ -1,5 +1,5 @@
 """Errors kssim reports to its users, each naming where the problem is."""
-from reference.model.codes import FailureCode
+from kssim.reference.model.codes import FailureCode
 
 
 class KssimError(Exception):

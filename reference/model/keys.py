@@ -93,7 +93,7 @@ def json_key_serde():
 def serialized_key(key) -> bytes:
     """The bytes the key serde writes for a non-null key (see the module docstring)."""
     if _JSON_SERDE[0]:
-        from reference.model.graph.expressions import serialize
+        from kssim.reference.model.graph.expressions import serialize
 
         return serialize(key)
     kind = type(key)

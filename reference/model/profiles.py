@@ -17,7 +17,7 @@ from typing import Optional, Tuple
 
 import attrs
 
-from reference.model.errors import KssimError
+from kssim.reference.model.errors import KssimError
 
 Version = Tuple[int, int, int]
 

@@ -41,9 +41,9 @@ from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 import attrs
 import orjson
 
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.records import InputRecord
-from reference.model.render import json_line, output_as_json
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.render import json_line, output_as_json
 
 RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
 REQUIRED_FIELDS = ("topic", "ts", "key", "value")
@@ -244,8 +244,8 @@ def arrow_kind(dtype) -> str:
 def read_rows(path) -> Iterator[Tuple[str, dict]]:
     """``(where, decoded row)`` of a JSONL or Parquet record file (``line N`` / ``row N``): the
     readers of :mod:`reference.model.captures` (strict JSON, UTF-8, truncated Parquet named)."""
-    from reference.model.captures import jsonl, parquet
-    from reference.model.captures.detect import PARQUET_MAGIC
+    from kssim.reference.model.captures import jsonl, parquet
+    from kssim.reference.model.captures.detect import PARQUET_MAGIC
 
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -283,8 +283,8 @@ def iter_record_files(paths: Iterable, topics, partitions: dict, offsets_matter:
     loader requires of a scenario's inputs. A thin wrapper of the capture readers
     (:func:`reference.model.captures.open_captures`: any capture format, default options), where
     every record's topic must be one of ``topics``."""
-    from reference.model.captures import CaptureOptions, Captures, TopicPlan, list_sources
-    from reference.model.captures.options import TextFormat
+    from kssim.reference.model.captures import CaptureOptions, Captures, TopicPlan, list_sources
+    from kssim.reference.model.captures.options import TextFormat
 
     options = CaptureOptions()
     topics = tuple(topics)
@@ -298,7 +298,7 @@ def load_replay_topology(path, order: Optional[str] = None):
     """A topology file (a scenario file: topology, release and config; its inputs, expected
     output and checkpoints are not used) as the scenario of a replay processed in ``order``
     (None: the topology's default, :func:`replay_order`; a graph refuses ``timestamp_sync``)."""
-    from reference.model.scenario import load_topology_file
+    from kssim.reference.model.scenario import load_topology_file
 
     base = load_topology_file(path)
     order = replay_order(base.topology, order, path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.records import NO_OLD_VALUE
 
 #: the fields of an output record as JSON, in this order (``old_value`` follows where sent)
 OUTPUT_FIELDS = ("topic", "partition", "key", "value", "ts", "input")

@@ -22,11 +22,11 @@ from typing import Optional
 
 import attrs
 
-from reference.model.documents import read_document
-from reference.model.errors import KssimError, ScenarioError, TopologyError
-from reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
-from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, ExtractorError, aggregated_value_problem,
+from kssim.reference.model.documents import read_document
+from kssim.reference.model.errors import KssimError, ScenarioError, TopologyError
+from kssim.reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
+from kssim.reference.model.records import NO_OLD_VALUE, InputRecord
+from kssim.reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, ExtractorError, aggregated_value_problem,
                                       check_topology, extract_key, input_topics, key_extractor_of, output_topics,
                                       parse_topology)
 

@@ -49,8 +49,8 @@ from typing import Optional
 
 import attrs
 
-from reference.model.keys import serialized_key
-from reference.model.profiles import Profile, legacy_window_grace
+from kssim.reference.model.keys import serialized_key
+from kssim.reference.model.profiles import Profile, legacy_window_grace
 
 #: ``Long.MAX_VALUE``: an unbounded buffer's limits, the largest Java long
 JAVA_LONG_MAX = (1 << 63) - 1
@@ -95,7 +95,7 @@ class SuppressionPlan:
 def key_kind_of(spec) -> str:
     """How the result keys of ``spec``'s operator are serialized (:data:`KEY_KINDS`; the table of
     operators says, ``reference.model.topology.OPERATOR_KINDS``)."""
-    from reference.model.topology import OPERATOR_KINDS
+    from kssim.reference.model.topology import OPERATOR_KINDS
 
     return OPERATOR_KINDS[spec.operator].key_kind
 

@@ -13,9 +13,9 @@ from typing import Callable, Optional
 
 import attrs
 
-from reference.model.aggregations import AGGREGATION_NAMES
-from reference.model.errors import TopologyError
-from reference.model.profiles import (DEFAULT_WINDOW_RETENTION_MS, Profile, session_window_settings,
+from kssim.reference.model.aggregations import AGGREGATION_NAMES
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.model.profiles import (DEFAULT_WINDOW_RETENTION_MS, Profile, session_window_settings,
                                       time_window_settings)
 
 JOIN_TYPES_STREAM_STREAM = ("inner", "left", "outer")
@@ -139,7 +139,7 @@ def aggregation_for_topic(spec, topic: str):
 def aggregated_value_problem(spec, topic: str, value) -> Optional[str]:
     """Why ``value`` of a ``topic`` record cannot be aggregated by the topology's named
     aggregation (``reference.model.aggregations.check_aggregated_value``), or None."""
-    from reference.model.aggregations import check_aggregated_value
+    from kssim.reference.model.aggregations import check_aggregated_value
 
     name = aggregation_for_topic(spec, topic)
     return check_aggregated_value(name, value) if isinstance(name, str) else None
@@ -336,27 +336,27 @@ _S, _T, _W = ResultKind.STREAM, ResultKind.TABLE, ResultKind.WINDOWED_TABLE
 #: every list of operators elsewhere is read from it
 OPERATOR_KINDS = {kind.name: kind for kind in (
     OperatorKind("stream_stream_join", StreamStreamJoinSpec, _COMMON_JOIN_FIELDS + ("window", "window_api"), _LR, _S,
-                 "plain", "reference.joins.stream_stream", "join", ("stream", "stream")),
+                 "plain", "kssim.reference.joins.stream_stream", "join", ("stream", "stream")),
     OperatorKind("stream_table_join", StreamTableJoinSpec, _COMMON_JOIN_FIELDS + ("grace_ms", "table"), _LR, _S,
-                 "plain", "reference.joins.stream_table", "join", ("stream", "table")),
+                 "plain", "kssim.reference.joins.stream_table", "join", ("stream", "table")),
     OperatorKind("table_table_join", TableTableJoinSpec,
                  _COMMON_JOIN_FIELDS + ("left_table", "right_table", "send_old_values", "suppress"), _LR, _T,
-                 "plain", "reference.joins.table_table", "join", ("table", "table")),
+                 "plain", "kssim.reference.joins.table_table", "join", ("table", "table")),
     OperatorKind("fk_join", ForeignKeyJoinSpec,
                  _COMMON_JOIN_FIELDS + ("foreign_key", "left_table", "right_table", "send_old_values", "suppress"),
-                 _LR, _T, "plain", "reference.foreign_key.join", "join", ("table", "table")),
+                 _LR, _T, "plain", "kssim.reference.foreign_key.join", "join", ("table", "table")),
     OperatorKind("global_table_join", GlobalTableJoinSpec, _COMMON_JOIN_FIELDS + ("key_mapper",), _LR, _S,
-                 "plain", "reference.joins.global_table", "join", ("stream", "global table")),
+                 "plain", "kssim.reference.joins.global_table", "join", ("stream", "global table")),
     OperatorKind("session_aggregate", SessionAggregateSpec, _AGG_FIELDS + ("gap_ms", "grace_ms"), _IN, _W,
-                 "session_window", "reference.windows.session", "window", ("stream",)),
+                 "session_window", "kssim.reference.windows.session", "window", ("stream",)),
     OperatorKind("window_aggregate", WindowAggregateSpec, _AGG_FIELDS + ("size_ms", "advance_ms", "grace_ms"), _IN,
-                 _W, "time_window", "reference.windows.time_window", "window", ("stream",)),
+                 _W, "time_window", "kssim.reference.windows.time_window", "window", ("stream",)),
     OperatorKind("sliding_aggregate", SlidingAggregateSpec, _AGG_FIELDS + ("time_difference_ms", "grace_ms"), _IN,
-                 _W, "time_window", "reference.windows.sliding", "window", ("stream",)),
+                 _W, "time_window", "kssim.reference.windows.sliding", "window", ("stream",)),
     OperatorKind("windowed_table_join", WindowedTableJoinSpec,
                  _COMMON_JOIN_FIELDS + ("window", "left_aggregation", "right_aggregation", "shift_ms",
                                         "send_old_values", "merge_separator", "suppress"),
-                 _LR, _W, "time_window", "reference.windows.windowed_table_join", "window", ("stream", "stream")),
+                 _LR, _W, "time_window", "kssim.reference.windows.windowed_table_join", "window", ("stream", "stream")),
 )}
 
 # views of the table, by the names the rest of kssim reads
@@ -465,7 +465,7 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     if not isinstance(obj, dict):
         raise fail(where, "must be an object")
     if "graph" in obj and "operator" not in obj:
-        from reference.model.graph.nodes import parse_graph
+        from kssim.reference.model.graph.nodes import parse_graph
 
         return parse_graph(obj, fail, where)
     operator = r.get("operator", str, choices=tuple(OPERATOR_FIELDS))
@@ -589,7 +589,7 @@ def check_topology(spec, profile: Profile, store: Optional[str] = None) -> None:
     could not build the join on it. A graph is compiled (:func:`reference.model.graph.plan.compile_graph`),
     which checks every node."""
     if spec.operator == "graph":
-        from reference.model.graph.plan import compile_graph
+        from kssim.reference.model.graph.plan import compile_graph
 
         compile_graph(spec, profile, store or "rocksdb")
         return

@@ -44,9 +44,9 @@ from typing import Callable, Iterable, Optional
 
 import attrs
 
-from reference.model.errors import KafkaWouldFail, KssimError
-from reference.model.records import RunResult
-from reference.runtime.engine import flush_outputs, run_result
+from kssim.reference.model.errors import KafkaWouldFail, KssimError
+from kssim.reference.model.records import RunResult
+from kssim.reference.runtime.engine import flush_outputs, run_result
 
 #: the label of the input queue in a step's options
 INPUT_QUEUE = "input"

@@ -36,14 +36,14 @@ from itertools import chain
 from typing import Callable, Iterable, Iterator, List, Optional
 
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, KssimError
-from reference.runtime.explain import Why
-from reference.model.keys import partition_for
-from reference.runtime.operators import builder_for
-from reference.model.records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord, RunResult
-from reference.model.scenario import OUTPUT_TOPIC, RunConfig, Scenario
-from reference.model.topology import check_topology, input_topics
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, KssimError
+from kssim.reference.runtime.explain import Why
+from kssim.reference.model.keys import partition_for
+from kssim.reference.runtime.operators import builder_for
+from kssim.reference.model.records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord, RunResult
+from kssim.reference.model.scenario import OUTPUT_TOPIC, RunConfig, Scenario
+from kssim.reference.model.topology import check_topology, input_topics
 
 
 _new_tuple = tuple.__new__
@@ -121,7 +121,7 @@ class Engine:
         self.internal: deque = deque()
         context_class = TaskContext
         if topology.operator == "graph":
-            from reference.graph.engine import GraphContext as context_class
+            from kssim.reference.graph.engine import GraphContext as context_class
         for task_id in range(config.task_count):
             self.tasks.append(build(topology, profile, config, instance_state))
             self.contexts.append(context_class(task_id, config, explain, collect_drops, self.internal, on_drop))
@@ -365,7 +365,7 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
         on_outputs = partial(flush_outputs, on_output=on_output)
     records = inputs if ordered else processing_order(inputs, config, profile, engine.topics)
     if config.delivery == "interleaved":
-        from reference.runtime.delivery import run_interleaved
+        from kssim.reference.runtime.delivery import run_interleaved
 
         one_by_one = on_output
         if one_by_one is None and on_outputs is not None:

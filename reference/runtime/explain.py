@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from reference.model.render import show
+from kssim.reference.model.render import show
 
 
 @attrs.frozen(slots=True)

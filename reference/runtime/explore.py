@@ -18,11 +18,11 @@ from typing import List, Optional
 
 import attrs
 
-from reference.model.keys import key_identity, key_text
-from reference.model.joiners import make_joiner
-from reference.model.topology import OPERATOR_INPUT_TOPICS
-from reference.model.topology import ExtractorError, ForeignKeyJoinSpec, extract_key
-from reference.runtime.engine import processing_order, run_scenario
+from kssim.reference.model.keys import key_identity, key_text
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.topology import OPERATOR_INPUT_TOPICS
+from kssim.reference.model.topology import ExtractorError, ForeignKeyJoinSpec, extract_key
+from kssim.reference.runtime.engine import processing_order, run_scenario
 
 
 @attrs.frozen

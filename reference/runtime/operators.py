@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import importlib
 
-from reference.model.errors import UnsupportedOperator
-from reference.model.topology import OPERATOR_KINDS
+from kssim.reference.model.errors import UnsupportedOperator
+from kssim.reference.model.topology import OPERATOR_KINDS
 
 #: operator name -> the module whose ``build`` makes its task processor (the model's table of
 #: operators, plus topology graphs)
 _MODULES = {name: kind.reference_module for name, kind in OPERATOR_KINDS.items()}
-_MODULES["graph"] = "reference.graph.engine"
+_MODULES["graph"] = "kssim.reference.graph.engine"
 
 
 def supported_operators():
@@ -37,6 +37,6 @@ def builder_for(operator: str):
     module = _MODULES.get(operator)
     if module is None:
         raise UnsupportedOperator(f"the reference engine does not implement operator {operator!r} yet")
-    from reference.suppress import suppressed
+    from kssim.reference.suppress import suppressed
 
     return suppressed(importlib.import_module(module).build)

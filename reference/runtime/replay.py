@@ -54,13 +54,13 @@ from typing import Callable, Iterator, Optional, Sequence
 
 import orjson
 
-from reference.model.captures import input_paths, open_captures
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.record_files import (ReplaySummary, atomic_path, check_drops_path, check_output_path,
+from kssim.reference.model.captures import input_paths, open_captures
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.record_files import (ReplaySummary, atomic_path, check_drops_path, check_output_path,
                                           counted, open_output, replay_order)
-from reference.model.render import sends_old_values
-from reference.model.topology import input_topics
-from reference.runtime.engine import merge_heads, run_records, stream_processing_order
+from kssim.reference.model.render import sends_old_values
+from kssim.reference.model.topology import input_topics
+from kssim.reference.runtime.engine import merge_heads, run_records, stream_processing_order
 
 #: records per pickled chunk of a spill file (and of the chunks :func:`read_aside` sends)
 SPILL_CHUNK = 8192

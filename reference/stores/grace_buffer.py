@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from sortedcontainers import SortedList
 
-from reference.model.keys import serialized_key
+from kssim.reference.model.keys import serialized_key
 
 NO_TIMESTAMP = -1
 SEQNUM_MASK = 0x7FFFFFFF

@@ -63,10 +63,10 @@ from typing import Optional
 
 from sortedcontainers import SortedDict
 
-from reference.stores.segments import SegmentClock
+from kssim.reference.stores.segments import SegmentClock
 
-from reference.model.keys import serialized_key
-from reference.stores.window_store import LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, segment_interval
+from kssim.reference.model.keys import serialized_key
+from kssim.reference.stores.window_store import LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, segment_interval
 
 _EMPTY = ()
 

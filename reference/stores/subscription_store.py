@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from sortedcontainers import SortedDict
 
-from reference.model.keys import serialized_key
+from kssim.reference.model.keys import serialized_key
 
 _LENGTH_BYTES = 4
 

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 import attrs
 from sortedcontainers import SortedDict
 
-from reference.model.suppression import JAVA_LONG_MAX
+from kssim.reference.model.suppression import JAVA_LONG_MAX
 
 
 @attrs.frozen(slots=True)

@@ -46,7 +46,7 @@ from typing import List, NamedTuple, Optional
 
 from sortedcontainers import SortedDict
 
-from reference.model.keys import serialized_key
+from kssim.reference.model.keys import serialized_key
 
 ROCKSDB = "rocksdb"
 TIME_ORDERED = "time_ordered"

@@ -33,7 +33,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import deque
 
-from reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_LATEST, PUT_NOT_PUT
+from kssim.reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_LATEST, PUT_NOT_PUT
 
 NO_TIMESTAMP = -1  # ConsumerRecord.NO_TIMESTAMP, the observed time of an empty store
 

@@ -43,7 +43,7 @@ from bisect import bisect_left, insort
 
 from sortedcontainers import SortedDict
 
-from reference.stores.segments import SegmentClock
+from kssim.reference.stores.segments import SegmentClock
 
 NO_TIMESTAMP = -1  # ConsumerRecord.NO_TIMESTAMP: a store's clock before its first put
 MIN_SEGMENT_INTERVAL_MS = 60_000  # Stores#persistentWindowStore / Segments.MIN_SEGMENT_INTERVAL

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import attrs
 
-from reference.model.suppression import suppression_plan
-from reference.suppress.explain import delay_note
-from reference.suppress.node import SuppressedTask
-from reference.suppress.processor import KTableSuppressProcessor
+from kssim.reference.model.suppression import suppression_plan
+from kssim.reference.suppress.explain import delay_note
+from kssim.reference.suppress.node import SuppressedTask
+from kssim.reference.suppress.processor import KTableSuppressProcessor
 
 
 def suppressed(build):

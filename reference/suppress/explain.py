@@ -8,9 +8,9 @@ operator's latest update (its text after "latest update:", its stored records in
 """
 from __future__ import annotations
 
-from reference.model.profiles import legacy_window_grace
-from reference.model.render import show
-from reference.runtime.explain import Why
+from kssim.reference.model.profiles import legacy_window_grace
+from kssim.reference.model.render import show
+from kssim.reference.runtime.explain import Why
 
 _REF = "KTableSuppressProcessorSupplier, InMemoryTimeOrderedKeyValueChangeBuffer"
 

@@ -10,8 +10,8 @@ task's own context, so suppressed outputs are attributed to the input being proc
 """
 from __future__ import annotations
 
-from reference.model.records import NO_OLD_VALUE
-from reference.model.scenario import OUTPUT_TOPIC
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.scenario import OUTPUT_TOPIC
 
 
 class ForwardingContext:

@@ -24,13 +24,13 @@ only when the scenario's downstream asks for old values (``send_old_values``).
 """
 from __future__ import annotations
 
-from reference.model.codes import FailureCode
-from reference.model.keys import key_identity
-from reference.model.records import NO_OLD_VALUE
-from reference.model.suppression import (NO_TIMESTAMP, buffer_key_bytes, buffer_time, buffered_record_size,
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.suppression import (NO_TIMESTAMP, buffer_key_bytes, buffer_time, buffered_record_size,
                                          java_long, value_bytes)
-from reference.stores.suppress_buffer import BufferedChange, SuppressBuffer
-from reference.suppress import explain
+from kssim.reference.stores.suppress_buffer import BufferedChange, SuppressBuffer
+from kssim.reference.suppress import explain
 
 
 def buffer_identity(key, key_kind: str):

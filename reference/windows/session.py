@@ -59,13 +59,13 @@ output keys are ``{"key", "start", "end"}`` with the record's own key.
 """
 from __future__ import annotations
 
-from reference.model.aggregations import AggregatorNullValue, aggregation_of
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import key_identity
-from reference.model.profiles import session_window_settings
-from reference.model.records import NO_OLD_VALUE
-from reference.runtime.explain import Why, show
-from reference.stores.session_store import NO_TIMESTAMP, RocksDBSessionStore, make_session_store
+from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.profiles import session_window_settings
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.session_store import NO_TIMESTAMP, RocksDBSessionStore, make_session_store
 
 _REF = "KStreamSessionWindowAggregate"
 _REF_FINAL = "KStreamSessionWindowAggregate, EmitStrategy.onWindowClose (KIP-825)"

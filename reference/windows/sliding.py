@@ -46,13 +46,13 @@ a record can miss an expired previous window: its left window then starts fresh.
 """
 from __future__ import annotations
 
-from reference.model.aggregations import AggregatorNullValue, aggregation_of
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import key_identity
-from reference.model.profiles import sliding_window_retention
-from reference.runtime.explain import Why, show
-from reference.stores.time_window_store import NO_TIMESTAMP
-from reference.windows.time_window import store_for
+from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.profiles import sliding_window_retention
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.time_window_store import NO_TIMESTAMP
+from kssim.reference.windows.time_window import store_for
 
 _REF = "KStreamSlidingWindowAggregate"
 _REF_FINAL = "KStreamSlidingWindowAggregate, EmitStrategy.onWindowClose (KIP-825)"

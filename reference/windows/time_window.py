@@ -39,13 +39,13 @@ keys are ``{"key", "start", "end"}`` with the record's own key and ``end = start
 """
 from __future__ import annotations
 
-from reference.model.aggregations import AggregatorNullValue, aggregation_of
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import key_identity
-from reference.model.profiles import time_window_settings
-from reference.model.windows import window_starts
-from reference.runtime.explain import Why, show
-from reference.stores.time_window_store import IN_MEMORY, LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, ROCKSDB, \
+from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.profiles import time_window_settings
+from kssim.reference.model.windows import window_starts
+from kssim.reference.runtime.explain import Why, show
+from kssim.reference.stores.time_window_store import IN_MEMORY, LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, ROCKSDB, \
     TIME_ORDERED, TimeWindowStore
 
 _REF = "KStreamWindowAggregate"

@@ -26,14 +26,14 @@ Topology, as the Kafka DSL builds it (``x-notes`` of the conformance files spell
 """
 from __future__ import annotations
 
-from reference.joins.table_source import TableSource
-from reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES, _RULE_TEXTS
-from reference.model.aggregations import aggregation_of
-from reference.model.joiners import make_joiner
-from reference.model.keys import key_identity, murmur2, serialized_key
-from reference.runtime.explain import Stored, Why, show
-from reference.stores.kv_store import KeyValueStore
-from reference.windows.time_window import TimeWindowAggregate
+from kssim.reference.joins.table_source import TableSource
+from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES, _RULE_TEXTS
+from kssim.reference.model.aggregations import aggregation_of
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.keys import key_identity, murmur2, serialized_key
+from kssim.reference.runtime.explain import Stored, Why, show
+from kssim.reference.stores.kv_store import KeyValueStore
+from kssim.reference.windows.time_window import TimeWindowAggregate
 
 #: the internal topic the shifted right windows go through (``toStream().map()`` then ``toTable()``)
 SHIFTED_RIGHT_TOPIC = "right-shifted-repartition"

@@ -32,10 +32,10 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from spark_backend.foreign_key.rows import CARRIED, ORDER, few
-from spark_backend.foreign_key.subscription_send import (PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE,
+from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, few
+from kssim.spark_backend.foreign_key.subscription_send import (PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE,
                                                          PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
-from spark_backend.joins.stream_table import _FLOAT, key_bytes
+from kssim.spark_backend.joins.stream_table import _FLOAT, key_bytes
 
 
 #: the type letter the subscription store puts (after 0xFF) in front of a PK that is not a string

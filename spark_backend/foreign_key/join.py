@@ -22,15 +22,15 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.foreign_key.foreign_table_join import rhs_triggered
-from spark_backend.foreign_key.response_join import responses_joined
-from spark_backend.foreign_key.rows import CARRIED, ORDER, few
-from spark_backend.foreign_key.subscription_join import lhs_triggered
-from spark_backend.foreign_key.subscription_send import instructions, routed, subscriptions
-from spark_backend.foreign_key.tables import with_tables
-from spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, events
+from kssim.spark_backend.foreign_key.foreign_table_join import rhs_triggered
+from kssim.spark_backend.foreign_key.response_join import responses_joined
+from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, few
+from kssim.spark_backend.foreign_key.subscription_join import lhs_triggered
+from kssim.spark_backend.foreign_key.subscription_send import instructions, routed, subscriptions
+from kssim.spark_backend.foreign_key.tables import with_tables
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, events
 
 
 def foreign_key_join(frame, features):

@@ -25,8 +25,8 @@ def _foreign_keys(keys, values, sources, fields):
     """Arrow UDF body: the FK text of each LHS record (null where ``values`` is null)."""
     import pyarrow as pa
 
-    from reference.model.keys import key_text
-    from reference.model.topology import KeyExtractorSpec, extract_key
+    from kssim.reference.model.keys import key_text
+    from kssim.reference.model.topology import KeyExtractorSpec, extract_key
 
     out = []
     extractors = {}
@@ -56,7 +56,7 @@ def _partitions(keys, counts):
     """Arrow UDF body: ``partition_for(key, count)`` (0 for a null key or one partition)."""
     import pyarrow as pa
 
-    from reference.model.keys import partition_for
+    from kssim.reference.model.keys import partition_for
 
     out = []
     for key, count in zip(keys.to_pylist(), counts.to_pylist()):

@@ -30,10 +30,10 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.foreign_key.rows import ORDER, aligned, few
-from spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
+from kssim.spark_backend.foreign_key.rows import ORDER, aligned, few
+from kssim.spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
 
 UP_TO = (Window.unboundedPreceding, Window.currentRow)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from spark_backend.runtime.config_columns import config_columns
+from kssim.spark_backend.runtime.config_columns import config_columns
 
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)
 _COLUMNS = (

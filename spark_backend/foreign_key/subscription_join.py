@@ -28,8 +28,8 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from spark_backend.foreign_key.rows import CARRIED, ORDER, aligned, few
-from spark_backend.foreign_key.subscription_send import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
+from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, aligned, few
+from kssim.spark_backend.foreign_key.subscription_send import (DELETE_KEY_AND_PROPAGATE, DELETE_KEY_NO_PROPAGATE,
                                                          PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
 
 UP_TO = (Window.unboundedPreceding, Window.currentRow)

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.foreign_key.keys import partition_of
-from spark_backend.foreign_key.rows import CARRIED, ROUTING
-from spark_backend.stores.versioned_store import python_partitions
+from kssim.spark_backend.foreign_key.keys import partition_of
+from kssim.spark_backend.foreign_key.rows import CARRIED, ROUTING
+from kssim.spark_backend.stores.versioned_store import python_partitions
 
 DELETE_KEY_NO_PROPAGATE, DELETE_KEY_AND_PROPAGATE = 0, 1
 PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE, PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE = 2, 3

@@ -24,9 +24,9 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from spark_backend.foreign_key.keys import foreign_key
-from spark_backend.joins.table_source import with_source_rules
-from spark_backend.stores.versioned_store import PUT, python_partitions, replay
+from kssim.spark_backend.foreign_key.keys import foreign_key
+from kssim.spark_backend.joins.table_source import with_source_rules
+from kssim.spark_backend.stores.versioned_store import PUT, python_partitions, replay
 
 BEFORE = (Window.unboundedPreceding, -1)
 

@@ -50,10 +50,10 @@ import attrs
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.codes import DropReason, FailureCode
 
-from spark_backend.joins.table_source import with_source_rules
-from spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
+from kssim.spark_backend.joins.table_source import with_source_rules
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
 
 UP_TO = (Window.unboundedPreceding, Window.currentRow)
 
@@ -62,9 +62,9 @@ def _mapped_keys(keys, values, sources, fields):
     """Arrow UDF body: the mapped key text of each row (null where the mapper's source is null)."""
     import pyarrow as pa
 
-    from reference.model.errors import KssimError
-    from reference.model.keys import key_text
-    from reference.model.topology import ExtractorError, KeyExtractorSpec, extract_key
+    from kssim.reference.model.errors import KssimError
+    from kssim.reference.model.keys import key_text
+    from kssim.reference.model.topology import ExtractorError, KeyExtractorSpec, extract_key
 
     out = []
     mappers = {}

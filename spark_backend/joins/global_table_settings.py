@@ -10,7 +10,7 @@ Scenarios of other operators get nulls. ``CONFIG_DDL`` is their schema, appended
 """
 from __future__ import annotations
 
-from spark_backend.runtime.config_columns import config_columns
+from kssim.spark_backend.runtime.config_columns import config_columns
 
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)
 _COLUMNS = (

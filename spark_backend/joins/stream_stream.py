@@ -65,12 +65,12 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.codes import DropReason, FailureCode
 
-from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
-from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
-from spark_backend.joins.stream_stream_outer import PASS_COLUMNS, replay_batches
-from spark_backend.joins.stream_stream_settings import LEGACY_SEGMENTS, Features
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_NONE, OUTPUT, events
+from kssim.spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
+from kssim.spark_backend.joins.stream_stream_outer import PASS_COLUMNS, replay_batches
+from kssim.spark_backend.joins.stream_stream_settings import LEGACY_SEGMENTS, Features
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 
-from reference.model.keys import serialized_key
+from kssim.reference.model.keys import serialized_key
 from sortedcontainers import SortedList
 
 LONG_MAX = (1 << 63) - 1
@@ -256,7 +256,7 @@ def replay_batches(batches):
     rows per record (one per match) -> output events."""
     import pyarrow as pa
 
-    from spark_backend.runtime.outputs import EVENT_COLUMNS, EVENT_DDL, OLD_NONE, OUTPUT
+    from kssim.spark_backend.runtime.outputs import EVENT_COLUMNS, EVENT_DDL, OLD_NONE, OUTPUT
 
     schema = _arrow_schema(EVENT_DDL)
     out = {name: [] for name in EVENT_COLUMNS}

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import attrs
 
-from reference.model.profiles import join_window_stores
-from spark_backend.runtime.config_columns import config_columns
+from kssim.reference.model.profiles import join_window_stores
+from kssim.spark_backend.runtime.config_columns import config_columns
 
 MIN_SEGMENT_INTERVAL_MS = 60_000
 #: ``Windows#segments`` before 2.1: a RocksDB window store keeps this many segments

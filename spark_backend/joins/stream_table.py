@@ -45,11 +45,11 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.codes import DropReason, FailureCode
 
-from spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
-from spark_backend.joins.table_source import with_source_rules
-from spark_backend.stores.versioned_store import LOOKUP, PUT, replay
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
+from kssim.spark_backend.joins.table_source import with_source_rules
+from kssim.spark_backend.stores.versioned_store import LOOKUP, PUT, replay
 
 BEFORE = (Window.unboundedPreceding, -1)
 UP_TO = (Window.unboundedPreceding, Window.currentRow)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.codes import DropReason, FailureCode
 
 BEFORE = (Window.unboundedPreceding, -1)
 UP_TO = (Window.unboundedPreceding, Window.currentRow)

@@ -40,11 +40,11 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
-from spark_backend.joins.table_source import with_source_rules
-from spark_backend.stores.versioned_store import PUT, replay
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from kssim.spark_backend.joins.table_source import with_source_rules
+from kssim.spark_backend.stores.versioned_store import PUT, replay
 
 BEFORE = (Window.unboundedPreceding, -1)
 

@@ -31,13 +31,13 @@ from typing import List, Optional, Sequence
 
 import attrs
 
-from reference.model.keys import key_text
-from reference.model.topology import ForeignKeyJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.topology import ForeignKeyJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec
 
-from spark_backend.foreign_key import settings as fk_settings
-from spark_backend.joins import global_table_settings, stream_stream_settings
-from spark_backend.windows import session_settings, sliding_settings, window_settings
-from spark_backend.suppress import settings as suppress_settings
+from kssim.spark_backend.foreign_key import settings as fk_settings
+from kssim.spark_backend.joins import global_table_settings, stream_stream_settings
+from kssim.spark_backend.windows import session_settings, sliding_settings, window_settings
+from kssim.spark_backend.suppress import settings as suppress_settings
 
 #: an aggregation reads one topic, ``input``: side 0, as a join's ``left``
 SIDES = {"left": 0, "right": 1, "input": 0}

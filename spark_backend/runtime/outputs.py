@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 
-from reference.model.joiners import make_joiner
-from reference.model.records import NO_OLD_VALUE, OutputRecord
-from reference.model.scenario import OUTPUT_TOPIC
+from kssim.reference.model.joiners import make_joiner
+from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord
+from kssim.reference.model.scenario import OUTPUT_TOPIC
 
 OLD_NONE, OLD_NULL, OLD_JOINED = 0, 1, 2
 OUTPUT, DROP, FAILURE = 0, 1, 2
@@ -139,7 +139,7 @@ def _python_joined(new_wanted, old_wanted, joiner, sep, n_l, n_r, o_l, o_r):
     """Arrow UDF body: the joined value and old value (JSON text) of the rows that ask for them."""
     import pyarrow as pa
 
-    from spark_backend.runtime.inputs import json_text
+    from kssim.spark_backend.runtime.inputs import json_text
 
     values = JoinedValues()
     wanted_new, wanted_old = new_wanted.to_pylist(), old_wanted.to_pylist()
@@ -183,7 +183,7 @@ def with_joiners(events, configs, features=None):
     """Result rows with their scenario's ``joiner``, ``sep`` and ``send_old``."""
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.inputs import with_configs
+    from kssim.spark_backend.runtime.inputs import with_configs
 
     wanted = configs.select("sid", "joiner", "sep", "send_old")
     if features is not None:

@@ -54,14 +54,14 @@ from typing import Iterable, Sequence
 
 import attrs
 
-from reference.model.errors import ScenarioError
-from reference.model.keys import key_text
-from reference.model.record_files import (MUST_BE_JSON_TEXT, PARQUET_KINDS, RECORD_FIELDS, NotJson,  # noqa: F401
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.record_files import (MUST_BE_JSON_TEXT, PARQUET_KINDS, RECORD_FIELDS, NotJson,  # noqa: F401
                                           RecordProblem, check_parquet_columns, check_record, not_valid_json,
                                           parse_json)
 
-from spark_backend.runtime.inputs import SIDES, TOPICS, _json_or_none
-from spark_backend.runtime.outputs import SIMPLE_JSON
+from kssim.spark_backend.runtime.inputs import SIDES, TOPICS, _json_or_none
+from kssim.spark_backend.runtime.outputs import SIMPLE_JSON
 
 _PARSED = (("topic", "string"), ("partition", "int64"), ("offset", "int64"), ("ts", "int64"),
            ("key", "string"), ("value", "string"), ("error", "string"))
@@ -340,7 +340,7 @@ def _extractor_problems(keys, values, source, field):
     rule), as ``field <where>: <message>``, or null."""
     import pyarrow as pa
 
-    from reference.model.topology import ExtractorError, KeyExtractorSpec, check_extractable
+    from kssim.reference.model.topology import ExtractorError, KeyExtractorSpec, check_extractable
 
     out = []
     for key, value, src, fld in zip(keys.to_pylist(), values.to_pylist(), source.to_pylist(), field.to_pylist()):
@@ -504,7 +504,7 @@ def records_from_reader(spark, inputs: Iterable, folder: str):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from spark_backend.runtime.inputs import RECORDS_DDL
+    from kssim.spark_backend.runtime.inputs import RECORDS_DDL
 
     counts = {"records": 0, "complex_values": 0}
     batches = _record_batches(inputs, counts)

@@ -1,10 +1,11 @@
 """Replay record files through a scenario's topology on Spark; ``spark-submit``-able.
 
-    python -m spark_backend.runtime.replay SCENARIO --input RECORDS... --output OUT [--format jsonl|parquet]
+    python -m kssim.spark_backend.runtime.replay SCENARIO --input RECORDS... --output OUT [--format jsonl|parquet]
     spark-submit --master spark://host:7077 --py-files kssim.zip spark_backend/runtime/replay.py SCENARIO ...
 
-On a cluster the executors import ``spark_backend`` and ``reference`` (Python UDFs): install the
-package there or ship it with ``--py-files`` (a zip of both folders).
+On a cluster the executors import ``kssim.spark_backend`` and ``kssim.reference`` (Python UDFs):
+install the package there (a wheel: ``pip wheel --no-deps .``) or ship it with ``--py-files`` (a zip
+of the installed layout, ``kssim/reference/...`` and ``kssim/spark_backend/...``).
 
 ``SCENARIO`` supplies the topology, release (``semantics``) and run config (order, store,
 partitions); its ``inputs`` are used only when no ``--input`` is given. ``RECORDS`` are JSONL or
@@ -39,24 +40,24 @@ import tempfile
 
 import attrs
 
-from reference.model.captures import CaptureOptions, InputFormat, input_paths, open_captures
-from reference.model.codes import FailureCode
-from reference.model.errors import KafkaWouldFail, KssimError, ScenarioError, UnsupportedOperator
-from reference.model.record_files import (OutputPathError, ReplaySummary, atomic_path, check_output_path,
+from kssim.reference.model.captures import CaptureOptions, InputFormat, input_paths, open_captures
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, KssimError, ScenarioError, UnsupportedOperator
+from kssim.reference.model.record_files import (OutputPathError, ReplaySummary, atomic_path, check_output_path,
                                           clashing_input, counted, open_output)
-from reference.model.render import sends_old_values
-from reference.model.scenario import load_scenario
-from reference.model.topology import input_topics, key_extractor_of
+from kssim.reference.model.render import sends_old_values
+from kssim.reference.model.scenario import load_scenario
+from kssim.reference.model.topology import input_topics, key_extractor_of
 
 # absolute imports: spark-submit runs this file as a script
-from spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
-from spark_backend.runtime.outputs import (DROP, FAILURE, OUTPUT, OUTPUT_ORDER, SIMPLE_JSON, joined_values, jsonl_line,
+from kssim.spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
+from kssim.spark_backend.runtime.outputs import (DROP, FAILURE, OUTPUT, OUTPUT_ORDER, SIMPLE_JSON, joined_values, jsonl_line,
                                            output_columns, output_frame, to_output_records, with_joiners, write_jsonl,
                                            write_parquet)
-from spark_backend.runtime.processing_order import ORDER_KEY
-from spark_backend.runtime.record_files import RecordStats, read_record_files, records_from_reader
-from spark_backend.runtime.runner import batch_events, unsupported_delivery
-from spark_backend.session import get_spark
+from kssim.spark_backend.runtime.processing_order import ORDER_KEY
+from kssim.spark_backend.runtime.record_files import RecordStats, read_record_files, records_from_reader
+from kssim.spark_backend.runtime.runner import batch_events, unsupported_delivery
+from kssim.spark_backend.session import get_spark
 
 
 def open_inputs(scenario, inputs, options=None):
@@ -501,7 +502,7 @@ def join_parts(folder, output, fmt, with_old_value=False) -> int:
         return lines
     import pyarrow.parquet as pq
 
-    from reference.model.record_files import output_parquet_schema
+    from kssim.reference.model.record_files import output_parquet_schema
 
     writer, rows = None, 0
     try:
@@ -520,7 +521,7 @@ def join_parts(folder, output, fmt, with_old_value=False) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spark_backend.runtime.replay", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m kssim.spark_backend.runtime.replay", description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", help="scenario file: topology, semantics and config (its inputs unless --input)")
     parser.add_argument("--input", nargs="*", default=None, help="JSONL or Parquet record files")
     parser.add_argument("--output", required=True, help="output folder (Spark part files)")

@@ -20,24 +20,24 @@ from typing import List, Optional, Sequence
 
 import attrs
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, UnsupportedOperator
-from reference.model.records import Drop, RunResult
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator
+from kssim.reference.model.records import Drop, RunResult
 
-from spark_backend.runtime.inputs import IMPLEMENTED, scenarios_to_frames, with_configs
-from spark_backend.runtime.outputs import DROP, FAILURE, OUTPUT, OUTPUT_ORDER, to_output_records
-from spark_backend.runtime.processing_order import ORDER_KEY, by_task, with_processing_order
-from spark_backend.session import get_spark
-from spark_backend.joins.stream_stream import stream_stream_join
-from spark_backend.joins.global_table import global_table_join
-from spark_backend.joins.stream_table import stream_table_join
-from spark_backend.joins.table_table import table_table_join
-from spark_backend.foreign_key.join import foreign_key_join
-from spark_backend.windows.time_window import time_window_aggregate
-from spark_backend.windows.windowed_table_join import windowed_table_join
-from spark_backend.windows.session import session_aggregate
-from spark_backend.windows.sliding import sliding_aggregate
-from spark_backend.suppress import stage as suppress_stage
+from kssim.spark_backend.runtime.inputs import IMPLEMENTED, scenarios_to_frames, with_configs
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OUTPUT, OUTPUT_ORDER, to_output_records
+from kssim.spark_backend.runtime.processing_order import ORDER_KEY, by_task, with_processing_order
+from kssim.spark_backend.session import get_spark
+from kssim.spark_backend.joins.stream_stream import stream_stream_join
+from kssim.spark_backend.joins.global_table import global_table_join
+from kssim.spark_backend.joins.stream_table import stream_table_join
+from kssim.spark_backend.joins.table_table import table_table_join
+from kssim.spark_backend.foreign_key.join import foreign_key_join
+from kssim.spark_backend.windows.time_window import time_window_aggregate
+from kssim.spark_backend.windows.windowed_table_join import windowed_table_join
+from kssim.spark_backend.windows.session import session_aggregate
+from kssim.spark_backend.windows.sliding import sliding_aggregate
+from kssim.spark_backend.suppress import stage as suppress_stage
 
 OPERATORS = {"stream_table_join": stream_table_join, "table_table_join": table_table_join,
              "stream_stream_join": stream_stream_join}

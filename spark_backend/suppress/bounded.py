@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import json
 
-from reference.model.codes import FailureCode
-from reference.model.suppression import (JAVA_LONG_MAX, buffer_key_bytes, buffer_time, buffered_record_size,
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.suppression import (JAVA_LONG_MAX, buffer_key_bytes, buffer_time, buffered_record_size,
                                          java_long, value_bytes)
 
-from spark_backend.runtime.outputs import FAILURE, OLD_JOINED, OLD_NONE, OUTPUT, JoinedValues
-from spark_backend.windows.replay_rows import arrow_batch
+from kssim.spark_backend.runtime.outputs import FAILURE, OLD_JOINED, OLD_NONE, OUTPUT, JoinedValues
+from kssim.spark_backend.windows.replay_rows import arrow_batch
 
 #: what the pass reads of each change
 IN_COLUMNS = ("sid", "task", "r", "q", "idx", "g1", "g2", "g3", "g4", "key", "ts", "st", "side", "n_null", "n_l", "n_r",

@@ -31,10 +31,10 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.suppression import NO_TIMESTAMP
+from kssim.reference.model.suppression import NO_TIMESTAMP
 
-from spark_backend.joins.stream_table import key_bytes
-from spark_backend.runtime.outputs import OUTPUT, OUTPUT_ORDER
+from kssim.spark_backend.joins.stream_table import key_bytes
+from kssim.spark_backend.runtime.outputs import OUTPUT, OUTPUT_ORDER
 
 #: the windowed key text ``{"key":K,"start":S,"end":E}`` (``replay_rows.windowed_key_text``): the
 #: greedy inner group stops at the last ``,"start":``, so any inner key text parses

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import attrs
 
-from reference.model.suppression import JAVA_LONG_MAX, suppression_plan
-from spark_backend.runtime.config_columns import config_columns
+from kssim.reference.model.suppression import JAVA_LONG_MAX, suppression_plan
+from kssim.spark_backend.runtime.config_columns import config_columns
 
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)
 _COLUMNS = (

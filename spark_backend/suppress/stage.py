@@ -19,12 +19,12 @@ from __future__ import annotations
 import attrs
 from pyspark.sql import functions as F
 
-from spark_backend.runtime.outputs import OLD_NONE, OUTPUT, events as event_frame
-from spark_backend.suppress import settings
-from spark_backend.suppress.bounded import sequential_events
-from spark_backend.suppress.changes import changes_of, ranked, with_stream_time
-from spark_backend.suppress.episodes import time_limit_episodes
-from spark_backend.suppress.time_eviction import evicted, time_limit_candidates, window_end_episodes
+from kssim.spark_backend.runtime.outputs import OLD_NONE, OUTPUT, events as event_frame
+from kssim.spark_backend.suppress import settings
+from kssim.spark_backend.suppress.bounded import sequential_events
+from kssim.spark_backend.suppress.changes import changes_of, ranked, with_stream_time
+from kssim.spark_backend.suppress.episodes import time_limit_episodes
+from kssim.spark_backend.suppress.time_eviction import evicted, time_limit_candidates, window_end_episodes
 
 #: what the eviction steps keep of an episode's change
 EPISODE_COLUMNS = ("sid", "task", "r", "key", "ts", "n_null", "n_l", "n_r", "o_kind", "o_l", "o_r", "sup_key_kind",

@@ -34,7 +34,7 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from spark_backend.suppress.changes import buffer_key_bytes, key_type, window_end
+from kssim.spark_backend.suppress.changes import buffer_key_bytes, key_type, window_end
 
 EXPIRY, WANTED = 1, 0
 

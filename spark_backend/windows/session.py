@@ -43,12 +43,12 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, OUTPUT, events
-from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
-from spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
-from spark_backend.windows.store_models import floor_column
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, OUTPUT, events
+from kssim.spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
+from kssim.spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
+from kssim.spark_backend.windows.store_models import floor_column
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")

@@ -30,13 +30,13 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 
-from reference.model.aggregations import AggregatorNullValue, aggregation_of
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import serialized_key
+from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import serialized_key
 
-from spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
-from spark_backend.windows.replay_rows import arrow_batch, json_value as _json, record_type, windowed_key_text
-from spark_backend.windows.store_models import BY_CLOCK, floor, java_div
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
+from kssim.spark_backend.windows.replay_rows import arrow_batch, json_value as _json, record_type, windowed_key_text
+from kssim.spark_backend.windows.store_models import BY_CLOCK, floor, java_div
 
 EVENT, VERSION = 0, 1
 #: what the replay writes: events, and (``kind`` VERSION) session versions, whose window end, the

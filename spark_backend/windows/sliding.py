@@ -25,11 +25,11 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_NONE, events
-from spark_backend.runtime.prefix_scan import MAX, Running, running
-from spark_backend.windows.sliding_replay import IN_COLUMNS, replay_function
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_NONE, events
+from kssim.spark_backend.runtime.prefix_scan import MAX, Running, running
+from kssim.spark_backend.windows.sliding_replay import IN_COLUMNS, replay_function
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")

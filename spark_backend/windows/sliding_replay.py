@@ -29,13 +29,13 @@ from bisect import bisect_left, bisect_right, insort
 
 from sortedcontainers import SortedList
 
-from reference.model.aggregations import aggregation_of
-from reference.model.codes import DropReason
-from reference.model.keys import serialized_key
+from kssim.reference.model.aggregations import aggregation_of
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.keys import serialized_key
 
-from spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
-from spark_backend.windows.replay_rows import arrow_batch, json_value, record_type, windowed_key_text
-from spark_backend.windows.store_models import BY_CLOCK, floor
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
+from kssim.spark_backend.windows.replay_rows import arrow_batch, json_value, record_type, windowed_key_text
+from kssim.spark_backend.windows.store_models import BY_CLOCK, floor
 
 #: the input columns the replay reads (``sliding.py`` selects them)
 IN_COLUMNS = (

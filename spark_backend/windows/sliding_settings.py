@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import attrs
 
-from reference.model.profiles import sliding_window_retention
-from spark_backend.runtime.config_columns import config_columns
-from spark_backend.windows.store_models import (BY_CLOCK, BY_CLOCK_INCLUSIVE, BY_LIVE_SEGMENTS, NONE,
+from kssim.reference.model.profiles import sliding_window_retention
+from kssim.spark_backend.runtime.config_columns import config_columns
+from kssim.spark_backend.windows.store_models import (BY_CLOCK, BY_CLOCK_INCLUSIVE, BY_LIVE_SEGMENTS, NONE,
                                                 segment_interval)
 
 #: name, Spark type, and what the column means (a release rule's column is named as the rule)

@@ -56,13 +56,13 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.codes import DropReason, FailureCode
 
-from spark_backend.joins.stream_table import key_bytes
-from spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
-from spark_backend.runtime.prefix_scan import MAX, Running, running
-from spark_backend.windows.window_fold import folded
-from spark_backend.windows.window_settings import NATIVE_AGGREGATIONS, Features
+from kssim.spark_backend.joins.stream_table import key_bytes
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
+from kssim.spark_backend.runtime.prefix_scan import MAX, Running, running
+from kssim.spark_backend.windows.window_fold import folded
+from kssim.spark_backend.windows.window_settings import NATIVE_AGGREGATIONS, Features
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")

@@ -30,8 +30,8 @@ def fold_function(callables):
 
         import pyarrow as pa
 
-        from reference.model.aggregations import AggregatorNullValue, aggregation_of
-        from spark_backend.runtime.inputs import json_text
+        from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
+        from kssim.spark_backend.runtime.inputs import json_text
 
         named = {}
 

@@ -27,9 +27,9 @@ from typing import Optional
 
 import attrs
 
-from reference.model.profiles import time_window_settings
-from reference.model.topology import WindowAggregateSpec, WindowedTableJoinSpec
-from spark_backend.runtime.config_columns import config_columns
+from kssim.reference.model.profiles import time_window_settings
+from kssim.reference.model.topology import WindowAggregateSpec, WindowedTableJoinSpec
+from kssim.spark_backend.runtime.config_columns import config_columns
 
 #: ``Segments.MIN_SEGMENT_INTERVAL`` / the store suppliers' minimum segment interval
 MIN_SEGMENT_INTERVAL_MS = 60_000

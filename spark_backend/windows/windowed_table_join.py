@@ -42,12 +42,12 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason
 
-from spark_backend.joins.table_table import join_result
-from spark_backend.runtime.outputs import DROP, OUTPUT, events
-from spark_backend.windows.window_settings import Features
-from spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
+from kssim.spark_backend.joins.table_table import join_result
+from kssim.spark_backend.runtime.outputs import DROP, OUTPUT, events
+from kssim.spark_backend.windows.window_settings import Features
+from kssim.spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
                                                record_events, update_ts, window_store_shows, windowed_key)
 
 LEFT, RIGHT = 0, 1
@@ -63,7 +63,7 @@ def _partitions(keys, starts, counts):
 
     import pyarrow as pa
 
-    from reference.model.keys import murmur2, serialized_key
+    from kssim.reference.model.keys import murmur2, serialized_key
 
     out = []
     for key, start, count in zip(keys.to_pylist(), starts.to_pylist(), counts.to_pylist()):

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from reference.model.scenario import find_scenario_files
-from tools.cli import main
+from kssim.reference.model.scenario import find_scenario_files
+from kssim.tools.cli import main
 
 from kssim_testing import CONFORMANCE, ROOT
 
@@ -99,7 +99,7 @@ def test_missing_file_exits_2(capsys):
 
 
 def test_console_script_is_installed():
-    out = subprocess.run([sys.executable, "-m", "tools.cli", "check", LEFT_31, "-q"], capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-m", "kssim.tools.cli", "check", LEFT_31, "-q"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and "1 passed" in out.stdout
 
 
@@ -136,8 +136,8 @@ def test_check_goes_on_after_an_invalid_file_and_exits_2(capsys, tmp_path):
 
 
 def test_check_reports_a_scenario_the_engine_cannot_run_and_goes_on(capsys, tmp_path, monkeypatch):
-    import reference.runtime.engine as reference_runner
-    from reference.model.errors import KssimError
+    import kssim.reference.runtime.engine as reference_runner
+    from kssim.reference.model.errors import KssimError
 
     real = reference_runner.run_scenario
 
@@ -160,7 +160,7 @@ def test_check_reports_a_scenario_the_engine_cannot_run_and_goes_on(capsys, tmp_
 def test_check_pins_a_failed_batch_on_its_scenario(capsys, tmp_path, monkeypatch):
     """A batch engine (Spark runs a folder as one job) that fails as a whole: each scenario is run
     alone, so the others still get their verdict."""
-    import tools.cli as cli
+    import kssim.tools.cli as cli
 
     real = cli.run_scenarios
 
@@ -177,8 +177,8 @@ def test_check_pins_a_failed_batch_on_its_scenario(capsys, tmp_path, monkeypatch
 
 
 def test_check_skip_makes_the_exit_code_1_unless_allowed(capsys, monkeypatch):
-    import reference.runtime.engine as reference_runner
-    from reference.model.errors import UnsupportedOperator
+    import kssim.reference.runtime.engine as reference_runner
+    from kssim.reference.model.errors import UnsupportedOperator
 
     real = reference_runner.run_scenario
 
@@ -236,7 +236,7 @@ def test_check_of_a_folder_without_scenarios_fails_the_gate(capsys, tmp_path):
 
 
 def test_rules_of_one_release_lists_what_is_in_force_there(capsys):
-    from reference.model.profiles import profile_for
+    from kssim.reference.model.profiles import profile_for
 
     code, out, _ = run_cli(capsys, "rules", "3.6")
     names = [line.split()[0] for line in out.splitlines()[1:]]

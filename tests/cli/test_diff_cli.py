@@ -6,7 +6,7 @@ import json
 import pytest
 
 from kssim_testing import ROOT
-from tools.cli import main
+from kssim.tools.cli import main
 
 TOPOLOGY = """format: kssim-scenario/1
 name: orders-payments

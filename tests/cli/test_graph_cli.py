@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 from kssim_testing import CONFORMANCE, CONFORMANCE_GRAPHS
 

@@ -14,12 +14,12 @@ import pytest
 import hypothesis  # noqa: F401
 import yaml
 
-import reference.api  # noqa: F401
-import reference.graph.engine  # noqa: F401
-import reference.model.scenario  # noqa: F401
-import reference.runtime.engine  # noqa: F401
-import tools.pytest_plugin  # noqa: F401
-from tools.cli import main
+import kssim.reference.api  # noqa: F401
+import kssim.reference.graph.engine  # noqa: F401
+import kssim.reference.model.scenario  # noqa: F401
+import kssim.reference.runtime.engine  # noqa: F401
+import kssim.tools.pytest_plugin  # noqa: F401
+from kssim.tools.cli import main
 
 from kssim_testing import CONFORMANCE_GRAPHS
 
@@ -189,7 +189,7 @@ def test_the_fixture_drives_a_graph_and_asserts_several_output_topics(pytester):
 
 def test_the_dict_form_works_on_a_single_operator_s_output_too(pytester):
     pytester.makepyfile(test_kssim_output_dict='''
-from reference.api import JoinWindows, StreamsBuilder
+from kssim.reference.api import JoinWindows, StreamsBuilder
 
 
 def test_dict(kssim):

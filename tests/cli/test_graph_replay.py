@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from reference.model.captures import CaptureOptions, TextFormat, default_text_formats, open_captures
-from reference.model.record_files import load_replay_topology
-from tools.cli import main
+from kssim.reference.model.captures import CaptureOptions, TextFormat, default_text_formats, open_captures
+from kssim.reference.model.record_files import load_replay_topology
+from kssim.tools.cli import main
 
 #: orders re-keyed by customer: every positive order to ``orders-by-customer``, the running sum
 #: of amounts per customer (through a repartition topic) to ``totals``

@@ -10,11 +10,11 @@ import os
 import pytest
 
 from kssim_testing import CONFORMANCE_GRAPHS
-from reference.model.codes import DropReason
-from reference.model.scenario import load_scenario
-from tools.cli import main
-from tools.timeline.draw import figure, lane_name, render
-from tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.scenario import load_scenario
+from kssim.tools.cli import main
+from kssim.tools.timeline.draw import figure, lane_name, render
+from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline
 
 ORACLE = os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle")
 GRAPH_FILES = sorted(glob.glob(os.path.join(ORACLE, "*", "*.json")))

@@ -16,11 +16,11 @@ import pytest
 import hypothesis  # noqa: F401
 import yaml  # noqa: F401
 
-import reference.api  # noqa: F401
-import reference.model.scenario  # noqa: F401
-import reference.runtime.engine  # noqa: F401
-import tools.pytest_plugin  # noqa: F401
-from tools.cli import main
+import kssim.reference.api  # noqa: F401
+import kssim.reference.model.scenario  # noqa: F401
+import kssim.reference.runtime.engine  # noqa: F401
+import kssim.tools.pytest_plugin  # noqa: F401
+from kssim.tools.cli import main
 
 from kssim_testing import CONFORMANCE, ROOT
 
@@ -59,7 +59,7 @@ def check_output(capsys, path) -> str:
 
 def test_the_entry_point_is_registered():
     found = [e for e in entry_points(group="pytest11") if e.name == "kssim"]
-    assert [e.value for e in found] == ["tools.pytest_plugin"]
+    assert [e.value for e in found] == ["kssim.tools.pytest_plugin"]
 
 
 def test_without_the_ini_option_nothing_is_collected(pytester):
@@ -75,9 +75,9 @@ def test_loading_the_plugin_imports_no_engine_nor_spark(pytester):
     pytester.makeconftest("""
         import sys
         def pytest_sessionfinish(session):
-            print("PLUGIN", session.config.pluginmanager.get_plugin("kssim") is sys.modules["tools.pytest_plugin"])
+            print("PLUGIN", session.config.pluginmanager.get_plugin("kssim") is sys.modules["kssim.tools.pytest_plugin"])
             heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j", "spark_backend")
-                           or m.startswith(("reference.runtime", "reference.api", "reference.model.scenario")))
+                           or m.startswith(("kssim.reference.runtime", "kssim.reference.api", "kssim.reference.model.scenario")))
             print("HEAVY", heavy)
     """)
     project(pytester, EAGER_31, ini="")
@@ -186,8 +186,8 @@ def test_an_unknown_release_is_a_usage_error(pytester):
 
 
 FIXTURE_TESTS = '''
-from reference.api import JoinWindows, StreamsBuilder
-from reference.model.codes import DropReason
+from kssim.reference.api import JoinWindows, StreamsBuilder
+from kssim.reference.model.codes import DropReason
 
 
 def left_join(windows=JoinWindows.of_time_difference_and_grace(15, 5)):
@@ -265,8 +265,8 @@ def test_the_fixtures_driver_runs_at_the_release_option(pytester):
 
 
 def test_spark_runs_every_scenario_in_one_batch_on_the_tests_session(pytester, spark, monkeypatch):
-    import spark_backend.runtime.runner  # noqa: F401 - kept across pytester's module snapshot
-    import spark_backend.session
+    import kssim.spark_backend.runtime.runner  # noqa: F401 - kept across pytester's module snapshot
+    import kssim.spark_backend.session
 
     calls = []
     get_spark = spark_backend.session.get_spark

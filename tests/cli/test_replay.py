@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from reference.model.errors import ScenarioError
-from reference.model.record_files import read_record_files
-from tools.cli import main
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import read_record_files
+from kssim.tools.cli import main
 
 TOPOLOGY = """format: kssim-scenario/1
 name: replay

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 TOPOLOGY = """format: kssim-scenario/1
 name: enrich

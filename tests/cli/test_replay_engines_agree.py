@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 TOPOLOGY = {"format": "kssim-scenario/1", "name": "replay", "semantics": "3.9",
             "topology": {"operator": "stream_stream_join", "join": "outer", "window_api": "time_difference",

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 TOPOLOGY = """format: kssim-scenario/1
 name: replay
@@ -34,14 +34,14 @@ def digest(path):
 
 def no_work(monkeypatch):
     """Fail the test if either engine's replay starts."""
-    import reference.runtime.replay as reference_replay
+    import kssim.reference.runtime.replay as reference_replay
 
     def forbidden(*args, **kwargs):
         raise AssertionError("the replay ran")
 
     monkeypatch.setattr(reference_replay, "open_captures", forbidden)
     monkeypatch.setattr(reference_replay, "run_records", forbidden)
-    import spark_backend.runtime.replay as spark_replay
+    import kssim.spark_backend.runtime.replay as spark_replay
 
     monkeypatch.setattr(spark_replay, "get_spark", forbidden)
     monkeypatch.setattr(spark_replay, "replay", forbidden)
@@ -84,7 +84,7 @@ def test_bad_output_paths_exit_2_before_any_work(tmp_path, capture, capsys, monk
 def test_a_failure_mid_write_leaves_no_file(capture, capsys, monkeypatch):
     topo, path = capture
     out = path.parent / "out.jsonl"
-    from reference.model.record_files import OutputWriter
+    from kssim.reference.model.record_files import OutputWriter
 
     write_many = OutputWriter.write_many
 

@@ -7,15 +7,15 @@ import random
 
 import pytest
 
-import reference.runtime.replay as replay_module
-from reference.model.captures import open_captures
-from reference.model.profiles import profile_for
-from reference.model.record_files import OutputWriter, jsonl_bytes, load_replay_topology, orjson_writes_alike
-from reference.model.records import InputRecord
-from reference.model.render import json_line, output_as_json, sends_old_values
-from reference.runtime.engine import OUTPUT_BATCH, processing_order, run_records, stream_processing_order
-from tools.cli import main
-from tools.progress import NO_PROGRESS, progress_bar, shows_progress
+import kssim.reference.runtime.replay as replay_module
+from kssim.reference.model.captures import open_captures
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.record_files import OutputWriter, jsonl_bytes, load_replay_topology, orjson_writes_alike
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.render import json_line, output_as_json, sends_old_values
+from kssim.reference.runtime.engine import OUTPUT_BATCH, processing_order, run_records, stream_processing_order
+from kssim.tools.cli import main
+from kssim.tools.progress import NO_PROGRESS, progress_bar, shows_progress
 
 STREAM_TABLE = """format: kssim-scenario/1
 name: st

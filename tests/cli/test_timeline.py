@@ -7,11 +7,11 @@ import os
 import pytest
 
 from kssim_testing import ROOT
-from reference.model.codes import DropReason
-from reference.model.scenario import find_scenario_files, load_scenario
-from tools.cli import main
-from tools.timeline.draw import _thin, figure, render
-from tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline, task_stream_times
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
+from kssim.tools.cli import main
+from kssim.tools.timeline.draw import _thin, figure, render
+from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline, task_stream_times
 
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "conformance")
 SEED_LEFT = os.path.join(SHARED, "seeds", "seed-stream-stream-left-3.1.json")
@@ -116,7 +116,7 @@ def test_two_partitions_one_stream_time_line_per_task():
 
 
 def test_stream_time_never_goes_back_and_global_records_have_none():
-    from reference.model.scenario import scenario_from_dict
+    from kssim.reference.model.scenario import scenario_from_dict
 
     doc = {"format": "kssim-scenario/1", "name": "late", "semantics": "3.9",
            "topology": {"operator": "stream_stream_join", "join": "inner", "window_api": "time_difference",
@@ -238,7 +238,7 @@ def test_every_file_of_scenarios_is_drawn():
 
 
 def test_two_hundred_records_render(tmp_path):
-    from reference.model.scenario import scenario_from_dict
+    from kssim.reference.model.scenario import scenario_from_dict
 
     inputs = [{"topic": "left" if i % 3 else "right", "partition": i % 2, "key": f"k{i % 7}",
                "value": None if i % 17 == 0 else f"v{i}", "ts": 5 * i + 50 - (40 if i % 11 == 0 else 0)}
@@ -255,7 +255,7 @@ def test_two_hundred_records_render(tmp_path):
 
 
 def _window_timeline(semantics, inputs, size=10, advance=5, grace=0):
-    from reference.model.scenario import scenario_from_dict
+    from kssim.reference.model.scenario import scenario_from_dict
 
     return build_timeline(scenario_from_dict({
         "format": "kssim-scenario/1", "name": "windows", "semantics": semantics,

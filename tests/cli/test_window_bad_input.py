@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 
 def _document(topology, semantics="3.9", topic="input"):

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from differential_tests.engines import parse_engine
-from differential_tests.runner import difftest_operator
+from kssim.differential_tests.engines import parse_engine
+from kssim.differential_tests.runner import difftest_operator
 
 CASES = int(os.environ.get("KSSIM_DIFF_CASES", "150"))
 SEED = 20261121

@@ -1,16 +1,16 @@
 """The differential harness's parts on their own: divergence, shrinking, engine names, strategies."""
 import pytest
 
-from differential_tests.divergence import code_of, first_divergence
-from differential_tests.engines import CaseResult, parse_engine
-from differential_tests.runner import draw_cases
-from differential_tests.shrink import shrink
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, KssimError
-from reference.model.keys import key_text
-from reference.model.profiles import profile_for
-from reference.model.records import OutputRecord
-from reference.model.scenario import scenario_from_dict
+from kssim.differential_tests.divergence import code_of, first_divergence
+from kssim.differential_tests.engines import CaseResult, parse_engine
+from kssim.differential_tests.runner import draw_cases
+from kssim.differential_tests.shrink import shrink
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, KssimError
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import OutputRecord
+from kssim.reference.model.scenario import scenario_from_dict
 
 
 def rec(key, value, ts, at, partition=0):
@@ -37,7 +37,7 @@ def test_missing_records_and_failures_diverge():
 
 
 def test_different_drop_reasons_diverge():
-    from reference.model.records import Drop
+    from kssim.reference.model.records import Drop
 
     a = CaseResult(drops=(Drop(2, DropReason.NULL_KEY),))
     assert first_divergence(a, a) is None
@@ -47,7 +47,7 @@ def test_different_drop_reasons_diverge():
 
 
 def test_drops_compare_by_reason_code_and_report_code_and_message():
-    from reference.model.records import Drop
+    from kssim.reference.model.records import Drop
 
     a = CaseResult(drops=(Drop(2, DropReason.NULL_KEY),))
     assert first_divergence(a, a) is None
@@ -179,14 +179,14 @@ def test_generated_key_extracting_joins_hit_the_hard_cases(operator):
 
 
 def test_the_cli_offers_every_generated_operator():
-    from differential_tests.strategies import OPERATORS
-    from tools.cli import DIFFTEST_OPERATORS
+    from kssim.differential_tests.strategies import OPERATORS
+    from kssim.tools.cli import DIFFTEST_OPERATORS
 
     assert DIFFTEST_OPERATORS == OPERATORS
 
 
 def test_a_release_pair_gives_one_shrunk_case_per_changed_rule_each_explained_by_it():
-    from differential_tests.runner import difftest_operator
+    from kssim.differential_tests.runner import difftest_operator
 
     run = difftest_operator("fk_join", parse_engine("reference@4.0"), parse_engine("reference@4.1"), 200, seed=0)
     explained = [f.explained_by for f in run.findings]
@@ -216,7 +216,7 @@ def _fake_engine(behaviour):
 
 @pytest.mark.parametrize("behaviour, supported", [("ignores", False), ("rejects", False), ("holds", True)])
 def test_suppress_support_is_asked_of_the_engine(monkeypatch, behaviour, supported):
-    import differential_tests.engines as engines
+    import kssim.differential_tests.engines as engines
 
     monkeypatch.setattr(engines, "run_batch", _fake_engine(behaviour))
     monkeypatch.setattr(engines, "_SUPPORTS_SUPPRESS", {})
@@ -230,7 +230,7 @@ def test_suppress_support_is_asked_of_the_engine(monkeypatch, behaviour, support
 @pytest.mark.parametrize("operator", ["window_aggregate", "session_aggregate", "sliding_aggregate",
                                       "windowed_table_join", "table_table_join", "fk_join"])
 def test_suppress_probes_are_valid_scenarios_in_every_suppress_release(operator):
-    from differential_tests.engines import suppress_probe
+    from kssim.differential_tests.engines import suppress_probe
 
     for release in ("2.7", "3.9", "4.3"):
         for suppressed in (False, True):
@@ -239,7 +239,7 @@ def test_suppress_probes_are_valid_scenarios_in_every_suppress_release(operator)
 
 
 def test_cases_an_engine_refuses_are_counted_not_compared(monkeypatch):
-    import differential_tests.runner as runner
+    import kssim.differential_tests.runner as runner
 
     def refusing(config, docs, explain=False):
         if config.engine == "spark":
@@ -259,8 +259,8 @@ def test_an_operator_a_release_lacks_is_an_error_not_an_empty_run():
 
 
 def test_explanations_cite_rules_by_whole_name_before_shared_refs():
-    from differential_tests.runner import explained_by
-    from reference.model.profiles import RULES
+    from kssim.differential_tests.runner import explained_by
+    from kssim.reference.model.profiles import RULES
 
     rules = {r.name: r for r in RULES}
     changed = [rules[n] for n in ("session_close_includes_gap", "suppress_session_close_includes_gap",
@@ -292,8 +292,8 @@ def test_shrink_simplifies_the_topology_while_the_divergence_stays():
 
 
 def test_between_engines_more_findings_are_divergences_of_other_symptoms(monkeypatch):
-    import differential_tests.runner as runner
-    from reference.model.records import Drop
+    import kssim.differential_tests.runner as runner
+    from kssim.reference.model.records import Drop
 
     def engines(config, docs, explain=False):
         out = []

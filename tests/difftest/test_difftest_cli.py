@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tools.cli import DIFFTEST_OPERATORS, main
+from kssim.tools.cli import DIFFTEST_OPERATORS, main
 
 
 @pytest.mark.parametrize("operator", ["session_aggregate", "window_aggregate", "sliding_aggregate",

@@ -5,13 +5,13 @@ from functools import lru_cache
 import pytest
 from hypothesis import HealthCheck, find, settings
 
-from differential_tests.runner import draw_cases
-from differential_tests.strategies import missing_in, scenarios
-from differential_tests.window_strategies import effective_grace, suppress_spec
-from reference.model.errors import KssimError
-from reference.model.keys import key_text
-from reference.model.profiles import profile_for
-from reference.model.scenario import scenario_from_dict
+from kssim.differential_tests.runner import draw_cases
+from kssim.differential_tests.strategies import missing_in, scenarios
+from kssim.differential_tests.window_strategies import effective_grace, suppress_spec
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.scenario import scenario_from_dict
 
 WINDOWED = ("session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
 

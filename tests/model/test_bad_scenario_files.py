@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from reference.model.documents import MAX_NESTING
-from reference.model.scenario import load_scenario
-from tools.cli import main
+from kssim.reference.model.documents import MAX_NESTING
+from kssim.reference.model.scenario import load_scenario
+from kssim.tools.cli import main
 
 GOOD = {
     "format": "kssim-scenario/1", "name": "t", "semantics": "3.9",
@@ -178,7 +178,7 @@ def test_the_bundled_yaml_files_read_as_pyyaml_reads_them():
     import yaml
 
     from kssim_testing import ROOT
-    from reference.model.documents import read_document
+    from kssim.reference.model.documents import read_document
 
     files = glob.glob(os.path.join(ROOT, "scenarios", "**", "*.yaml"), recursive=True)
     assert files

@@ -50,6 +50,15 @@ class Import(NamedTuple):
     in_function: bool
 
 
+#: the namespace the packages are installed under (``kssim.reference``): imports are compared
+#: without it, as the folders are named
+NAMESPACE = "kssim."
+
+
+def _unprefixed(module: str) -> str:
+    return module[len(NAMESPACE):] if module.startswith(NAMESPACE) else module
+
+
 def _within(module: str, prefix: str) -> bool:
     return module == prefix or module.startswith(prefix + ".")
 
@@ -78,13 +87,13 @@ def imports(source: str, package: str = "", filename: str = "<string>") -> List[
             nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             if isinstance(child, ast.Import):
                 for alias in child.names:
-                    found.append(Import(child.lineno, alias.name, (), in_function))
+                    found.append(Import(child.lineno, _unprefixed(alias.name), (), in_function))
             elif isinstance(child, ast.ImportFrom):
-                found.append(Import(child.lineno, resolve(child.module, child.level),
+                found.append(Import(child.lineno, _unprefixed(resolve(child.module, child.level)),
                                     tuple(a.name for a in child.names), in_function))
             elif isinstance(child, ast.Call) and _is_dynamic_import(child.func) and child.args \
                     and isinstance(child.args[0], ast.Constant) and isinstance(child.args[0].value, str):
-                found.append(Import(child.lineno, child.args[0].value, (), in_function))
+                found.append(Import(child.lineno, _unprefixed(child.args[0].value), (), in_function))
             visit(child, nested)
 
     visit(ast.parse(source, filename=filename), False)
@@ -165,19 +174,19 @@ def _report(found: List[Tuple[str, int, str]], rule: str) -> str:
 
 SAMPLE = '''\
 import os
-import reference.model.scenario
-from reference.model.compare import compare_outputs
-from reference import model
-import reference.runtime.engine as engine          # 5
-from reference.runtime.engine import run_scenario  # 6
-from reference import runtime, model               # 7
-import reference                                   # 8
+import kssim.reference.model.scenario
+from kssim.reference.model.compare import compare_outputs
+from kssim.reference import model
+import kssim.reference.runtime.engine as engine          # 5
+from kssim.reference.runtime.engine import run_scenario  # 6
+from kssim.reference import runtime, model               # 7
+import kssim.reference                                   # 8
 
 class Holder:
-    from reference.stores import kv_store          # 11
+    from kssim.reference.stores import kv_store          # 11
 
 def later():
-    from reference.joins.table_table import join   # 14
+    from kssim.reference.joins.table_table import join   # 14
     import importlib
     importlib.import_module("reference.runtime.engine")  # 16
     return __import__("reference.api")             # 17
@@ -204,10 +213,10 @@ def test_the_checker_line_numbers_point_at_the_import():
 
 def test_the_checker_allows_what_each_package_may_import():
     tools = '''
-from reference.api import StreamsBuilder
-import reference.api.driver
-from reference.model.engines import run_scenarios
-from reference.runtime.engine import run_scenario
+from kssim.reference.api import StreamsBuilder
+import kssim.reference.api.driver
+from kssim.reference.model.engines import run_scenarios
+from kssim.reference.runtime.engine import run_scenario
 '''
     assert [line for line, _ in boundary_violations(tools, "tools", ALLOWED["tools"])] == [5]
     assert boundary_violations(tools, "benchmarks", ALLOWED["benchmarks"]) == []
@@ -221,12 +230,12 @@ from reference.runtime.engine import run_scenario
 
 def test_the_model_checker_allows_function_imports_only_in_the_engine_table():
     source = '''
-from reference.model.keys import key_text
-import spark_backend.session                 # 3
+from kssim.reference.model.keys import key_text
+import kssim.spark_backend.session                 # 3
 
 def run(engine):
-    from reference.runtime.engine import run_scenario
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.reference.runtime.engine import run_scenario
+    from kssim.spark_backend.runtime.runner import run_scenarios
     return run_scenario, run_scenarios
 '''
     assert [line for line, _ in model_violations(source, "reference.model", engine_table=True)] == [3]

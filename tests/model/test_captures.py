@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from reference.model.captures import (CaptureOptions, InputFormat, TextFormat, default_text_formats, open_captures,
+from kssim.reference.model.captures import (CaptureOptions, InputFormat, TextFormat, default_text_formats, open_captures,
                                       split_input)
-from reference.model.captures.detect import detect_format
-from reference.model.captures.lines import loads_strict
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.record_files import MAX_LONG, NotJson, parse_json
-from reference.model.scenario import load_topology_file
+from kssim.reference.model.captures.detect import detect_format
+from kssim.reference.model.captures.lines import loads_strict
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.record_files import MAX_LONG, NotJson, parse_json
+from kssim.reference.model.scenario import load_topology_file
 
 FK_TOPOLOGY = """format: kssim-scenario/1
 name: fk

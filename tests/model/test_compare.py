@@ -1,9 +1,9 @@
 """Comparison of outputs with expectations: every compare mode, checkpoints and timing."""
 import pytest
 
-from reference.model.compare import compare_outputs
-from reference.model.records import NO_OLD_VALUE, OutputRecord
-from reference.model.scenario import scenario_from_dict
+from kssim.reference.model.compare import compare_outputs
+from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord
+from kssim.reference.model.scenario import scenario_from_dict
 
 
 def scenario(expected, compare="exact", checkpoints=None, n_inputs=6):
@@ -109,16 +109,16 @@ def test_no_expected_always_passes():
 
 
 def test_judge_passes_fails_and_skips():
-    from reference.model.compare import Judgement, Status, judge
-    from reference.model.errors import KafkaWouldFail, UnsupportedOperator
-    from reference.model.records import RunResult
+    from kssim.reference.model.compare import Judgement, Status, judge
+    from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator
+    from kssim.reference.model.records import RunResult
 
     s = scenario([exp("a", 1, 1, 1)])
     assert judge(s, RunResult(outputs=(out("a", 1, 1, 1),), drops=())) == Judgement(Status.PASS, "")
     verdict = judge(s, RunResult(outputs=(out("a", 2, 1, 1),), drops=()))
     assert verdict.status is Status.FAIL and "expected key=a value=1" in verdict.detail
     assert "at input 1 (left k:1@1)" in verdict.detail  # the input whose processing emitted it
-    from reference.model.codes import FailureCode
+    from kssim.reference.model.codes import FailureCode
 
     failure = KafkaWouldFail(3, next(iter(FailureCode)))
     verdict = judge(s, RunResult(outputs=(out("a", 1, 1, 1),), drops=(), failure=failure))

@@ -12,9 +12,9 @@ import re
 import pytest
 from kssim_testing import BUNDLED
 
-from reference.model.documents import read_document
-from reference.model.profiles import RULES_BY_NAME
-from reference.model.scenario import find_scenario_files, load_scenario
+from kssim.reference.model.documents import read_document
+from kssim.reference.model.profiles import RULES_BY_NAME
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
 
 COOKBOOK = os.path.join(BUNDLED, "cookbook")
 RECIPES = sorted(f for f in find_scenario_files([COOKBOOK]) if os.path.dirname(f) == COOKBOOK)

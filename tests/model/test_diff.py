@@ -2,8 +2,8 @@
 hand-made case, the bounded lookahead and buffer, the per-key mode, and how captured records are located."""
 import json
 
-from reference.model.captures import open_captures
-from reference.model.diff import (CapturedAt, CapturedRecord, CompareMode, Divergence, ExactDiff, LatestDiff,
+from kssim.reference.model.captures import open_captures
+from kssim.reference.model.diff import (CapturedAt, CapturedRecord, CompareMode, Divergence, ExactDiff, LatestDiff,
                                   captured_records, report_json, report_text)
 
 

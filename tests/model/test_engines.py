@@ -4,11 +4,11 @@ import sys
 
 import pytest
 
-from reference.model.engines import ENGINES, run_scenarios
-from reference.model.errors import KssimError, UnsupportedOperator
-from reference.model.records import NO_OLD_VALUE, OutputRecord, RunResult
-from reference.model.render import json_line, output_as_json
-from reference.model.scenario import scenario_from_dict
+from kssim.reference.model.engines import ENGINES, run_scenarios
+from kssim.reference.model.errors import KssimError, UnsupportedOperator
+from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord, RunResult
+from kssim.reference.model.render import json_line, output_as_json
+from kssim.reference.model.scenario import scenario_from_dict
 
 from kssim_testing import ROOT
 
@@ -29,7 +29,7 @@ def test_the_reference_gives_one_result_per_scenario():
 
 def test_an_unimplemented_operator_is_that_scenario_s_result(monkeypatch):
     # an engine without the operator (as the reference was before windows landed)
-    from reference.runtime import operators
+    from kssim.reference.runtime import operators
 
     monkeypatch.delitem(operators._MODULES, "session_aggregate", raising=False)
     session = {"format": "kssim-scenario/1", "name": "session", "semantics": "3.9",
@@ -47,9 +47,11 @@ def test_unknown_engine():
 
 
 def test_the_model_imports_no_engine():
-    code = ("import sys, reference.model.engines, reference.model.record_files, reference.model.compare; "
-            "print(sorted(m for m in sys.modules if m.startswith(('spark_backend', 'pyspark', 'reference.runtime', "
-            "'reference.joins', 'reference.stores'))))")
+    code = ("import sys, kssim.reference.model.engines, kssim.reference.model.record_files, "
+            "kssim.reference.model.compare; "
+            "print(sorted(m for m in sys.modules if m.startswith(('kssim.spark_backend', 'pyspark', "
+            "'kssim.reference.runtime', 'kssim.reference.joins', 'kssim.reference.stores', 'spark_backend', "
+            "'reference'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from reference.model.graph.describe import build_topology, describe_graph
+from kssim.reference.model.graph.describe import build_topology, describe_graph
 
 CORPUS = os.environ.get("KSSIM_GRAPH_ORACLE", "/work/shared/conformance-graphs/kafka-oracle")
 FILES = sorted(glob.glob(os.path.join(CORPUS, "*", "*.json")))

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference.model.graph import expressions as ex
-from reference.model.graph.expressions import (LONG_MAX, LONG_MIN, Add, And, Cmp, Concat, Const, Field, IsNull,
+from kssim.reference.model.graph import expressions as ex
+from kssim.reference.model.graph.expressions import (LONG_MAX, LONG_MIN, Add, And, Cmp, Concat, Const, Field, IsNull,
                                                KeyField, KeyRef, ListExpr, Mod, Not, ObjectExpr, Or, ValueRef,
                                                compile_expr, compile_pred, expr_to_json, java_double, json_equal,
                                                parse_expr, parse_pred, pred_to_json, reads_key, serialize, text,

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference.model.aggregations import Aggregation
-from reference.model.graph.expressions import LONG_MAX, LONG_MIN
-from reference.model.graph.functions import (AGGREGATE_NAMES, JOINER_NAMES, REDUCE_NAMES, graph_aggregation,
+from kssim.reference.model.aggregations import Aggregation
+from kssim.reference.model.graph.expressions import LONG_MAX, LONG_MIN
+from kssim.reference.model.graph.functions import (AGGREGATE_NAMES, JOINER_NAMES, REDUCE_NAMES, graph_aggregation,
                                              graph_count, graph_joiner, graph_reducer, graph_subtractor, int_value,
                                              parse_function_name)
 

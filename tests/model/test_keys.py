@@ -13,7 +13,7 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reference.model.keys import key_identity, key_text, serialized_key
+from kssim.reference.model.keys import key_identity, key_text, serialized_key
 
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "?"]
 

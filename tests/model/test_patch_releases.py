@@ -2,8 +2,8 @@
 to it; only the bug-fix releases kssim knows (Kafka's release tags) are accepted."""
 import pytest
 
-from reference.model.errors import KssimError
-from reference.model.profiles import NEWEST_PATCH, RELEASE_LINES, RULES, profile_for, rule_changes
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.profiles import NEWEST_PATCH, RELEASE_LINES, RULES, profile_for, rule_changes
 
 
 @pytest.mark.parametrize("line", [r for r in RELEASE_LINES if not r.startswith("0.")])

@@ -1,8 +1,8 @@
 """Semantics profiles: releases, rule boundaries, errors."""
 import pytest
 
-from reference.model.errors import KssimError
-from reference.model.profiles import RELEASE_LINES, RULES, profile_for, rule_changes
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.profiles import RELEASE_LINES, RULES, profile_for, rule_changes
 
 
 @pytest.mark.parametrize("rule, last_without, first_with", [

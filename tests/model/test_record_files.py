@@ -4,10 +4,10 @@ import os
 
 import pytest
 
-from reference.model.errors import ScenarioError
-from reference.model.record_files import (NotJson, OutputPathError, RecordProblem, atomic_path, check_output_path,
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import (NotJson, OutputPathError, RecordProblem, atomic_path, check_output_path,
                                           check_record, open_output, parse_json, read_record_files)
-from reference.model.records import NO_OLD_VALUE, OutputRecord
+from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord
 
 TOPICS = ("left", "right")
 
@@ -166,7 +166,7 @@ def test_parquet_output_holds_json_text(tmp_path):
 
 def test_an_output_folder_must_not_hold_or_be_an_input(tmp_path):
     """Spark's own replay writes a folder and overwrites it: neither may touch a capture."""
-    from reference.model.record_files import clashing_input
+    from kssim.reference.model.record_files import clashing_input
 
     captures = tmp_path / "captures"
     captures.mkdir()

@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from reference.model.errors import ScenarioError
-from reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
-from reference.model.topology import JoinWindowSpec, StreamStreamJoinSpec, TableSpec
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
+from kssim.reference.model.topology import JoinWindowSpec, StreamStreamJoinSpec, TableSpec
 
 
 def base(**overrides):

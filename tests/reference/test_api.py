@@ -9,18 +9,18 @@ import os
 
 import pytest
 
-from reference import api
-from reference.api import (
+from kssim.reference import api
+from kssim.reference.api import (
     IllegalArgumentError, IllegalStateError, JoinWindows, Joined, KafkaWouldFail, KeyValue, Materialized,
     NoSuchElementError, Stores, StreamsBuilder, TestRecord, Topology, TopologyError, TopologyTestDriver,
     UnsavableTopologyError, ValueJoiner,
 )
-from reference.model.compare import canonical, compare_outputs
-from reference.runtime.engine import run_scenario
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.records import NO_OLD_VALUE, OutputRecord
-from reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
-from reference.model.topology import (
+from kssim.reference.model.compare import canonical, compare_outputs
+from kssim.reference.runtime.engine import run_scenario
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord
+from kssim.reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
+from kssim.reference.model.topology import (
     JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec, TableTableJoinSpec, parse_topology,
 )
 

@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from reference.api import (
+from kssim.reference.api import (
     BufferConfig, IllegalArgumentError, JoinWindows, Joined, Materialized, Stores, StreamsBuilder, Suppressed,
     TimeWindows, TopologyError, TopologyTestDriver, UnsavableTopologyError, ValueJoiner, Windowed,
 )
-from reference.model.aggregations import aggregation_from_callables
-from reference.model.graph.describe import describe_graph
-from reference.model.graph.nodes import GraphTopology
-from reference.model.scenario import scenario_from_dict
-from reference.runtime.engine import run_scenario
+from kssim.reference.model.aggregations import aggregation_from_callables
+from kssim.reference.model.graph.describe import describe_graph
+from kssim.reference.model.graph.nodes import GraphTopology
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.reference.runtime.engine import run_scenario
 
 
 def run(topology, inputs, release="3.9", **options):
@@ -437,7 +437,7 @@ def test_the_readme_example_prints_what_it_says():
 
 
 def test_a_python_subtractor_is_called_with_the_groups_key():
-    from reference.api import StreamsBuilder, TopologyTestDriver
+    from kssim.reference.api import StreamsBuilder, TopologyTestDriver
 
     seen = []
 

@@ -14,23 +14,23 @@ import re
 
 import pytest
 
-from reference import api
-from reference.api import (
+from kssim.reference import api
+from kssim.reference.api import (
     BufferConfig, EmitStrategy, IllegalArgumentError, IllegalStateError, KeyValueMapper, Materialized,
     SessionWindows, SlidingWindows, Stores, StreamsBuilder, Suppressed, TestRecord, TimeWindows, Topology,
     TopologyError, TopologyTestDriver, UnsavableTopologyError, ValueJoiner, Windowed,
 )
-from reference.model.aggregations import named_aggregation
-from reference.model.codes import DropReason
-from reference.model.compare import canonical, compare_outputs
-from reference.model.errors import KafkaWouldFail
-from reference.model.records import OutputRecord, RunResult
-from reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
-from reference.model.topology import (
+from kssim.reference.model.aggregations import named_aggregation
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.compare import canonical, compare_outputs
+from kssim.reference.model.errors import KafkaWouldFail
+from kssim.reference.model.records import OutputRecord, RunResult
+from kssim.reference.model.scenario import find_scenario_files, load_scenario, scenario_from_dict
+from kssim.reference.model.topology import (
     SessionAggregateSpec, SlidingAggregateSpec, SuppressBufferSpec, SuppressSpec, TableTableJoinSpec, TimeWindowSpec,
     WindowedTableJoinSpec, parse_topology,
 )
-from reference.runtime.engine import run_scenario
+from kssim.reference.runtime.engine import run_scenario
 
 from kssim_testing import BUNDLED, CONFORMANCE, ROOT, assert_passes  # noqa: E402
 

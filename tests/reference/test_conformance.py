@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from reference.runtime.operators import supported_operators
-from reference.model.scenario import find_scenario_files, load_scenario
+from kssim.reference.runtime.operators import supported_operators
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
 
 from kssim_testing import BUNDLED, CONFORMANCE, CONFORMANCE_GRAPHS
 

@@ -1,13 +1,13 @@
 """The runtime on its own: tasks, internal (repartition) topics, attribution, Kafka's partitioner."""
 import pytest
 
-from reference.runtime import operators
-from reference.runtime.engine import Engine, run_records
-from reference.model.keys import murmur2, partition_for
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import TableTableJoinSpec
+from kssim.reference.runtime import operators
+from kssim.reference.runtime.engine import Engine, run_records
+from kssim.reference.model.keys import murmur2, partition_for
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import TableTableJoinSpec
 
 
 class Repartitioner:
@@ -28,7 +28,7 @@ class Repartitioner:
 @pytest.fixture
 def toy_operator(monkeypatch):
     monkeypatch.setattr(operators, "builder_for", lambda op: lambda spec, profile, config, state: Repartitioner(state))
-    monkeypatch.setattr("reference.runtime.engine.builder_for", operators.builder_for)
+    monkeypatch.setattr("kssim.reference.runtime.engine.builder_for", operators.builder_for)
 
 
 def test_internal_records_go_to_the_task_of_their_key_and_keep_the_input_attribution(toy_operator):
@@ -62,8 +62,8 @@ def test_default_partitioner_is_positive_modulo():
 
 
 def test_every_operator_of_the_model_table_and_graphs_have_a_reference_module():
-    from reference.model.errors import UnsupportedOperator
-    from reference.model.topology import OPERATOR_KINDS
+    from kssim.reference.model.errors import UnsupportedOperator
+    from kssim.reference.model.topology import OPERATOR_KINDS
 
     assert set(operators.supported_operators()) == set(OPERATOR_KINDS) | {"graph"}
     for name in operators.supported_operators():

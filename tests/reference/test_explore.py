@@ -7,10 +7,10 @@ import os
 import attrs
 
 from kssim_testing import ROOT
-from reference.model.scenario import load_scenario
-from reference.runtime.engine import run_scenario
-from reference.runtime.explore import explore, final_table, outcome_json, relational_join
-from tools.cli import main
+from kssim.reference.model.scenario import load_scenario
+from kssim.reference.runtime.engine import run_scenario
+from kssim.reference.runtime.explore import explore, final_table, outcome_json, relational_join
+from kssim.tools.cli import main
 
 FEATURES = os.path.join(ROOT, "scenarios", "features")
 RACE = os.path.join(FEATURES, "fk-left-fk-change-race-two-partitions-{}.yaml")

@@ -7,12 +7,12 @@ import attrs
 import pytest
 
 from kssim_testing import assert_passes, conformance_files
-from reference.model.codes import DropReason
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.keys import partition_for
-from reference.model.scenario import load_scenario, scenario_from_dict
-from reference.runtime.delivery import run_interleaved
-from reference.runtime.engine import Engine, processing_order, run_scenario
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.keys import partition_for
+from kssim.reference.model.scenario import load_scenario, scenario_from_dict
+from kssim.reference.runtime.delivery import run_interleaved
+from kssim.reference.runtime.engine import Engine, processing_order, run_scenario
 
 
 def doc(release, join, inputs, config=None, **topology):
@@ -444,7 +444,7 @@ def test_a_left_value_without_the_fk_is_a_loader_error(value, where):
 
 
 def test_a_bad_left_record_in_a_replay_names_file_record_and_field(tmp_path):
-    from reference.runtime.replay import replay
+    from kssim.reference.runtime.replay import replay
 
     data = tmp_path / "in.jsonl"
     data.write_text('{"topic":"left","key":"a","value":{"fk":1},"ts":1}\n'

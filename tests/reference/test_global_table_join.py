@@ -4,13 +4,13 @@ shared by every task, key mappers, explanations."""
 import pytest
 from kssim_testing import scenario
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import GlobalTableJoinSpec, KeyExtractorSpec
-from reference.runtime.engine import run_records, run_scenario
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import GlobalTableJoinSpec, KeyExtractorSpec
+from kssim.reference.runtime.engine import run_records, run_scenario
 
 S, T = "left", "right"  # stream, global table topic
 NK = DropReason.NULL_KEY

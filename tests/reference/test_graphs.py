@@ -3,12 +3,12 @@
 the behaviours between operators that single-operator scenarios cannot show."""
 import pytest
 
-from reference.graph.queues import InternalQueues
-from reference.model.errors import ScenarioError
-from reference.model.graph.plan import compile_graph
-from reference.model.profiles import profile_for
-from reference.model.scenario import scenario_from_dict
-from reference.runtime.engine import run_scenario
+from kssim.reference.graph.queues import InternalQueues
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.graph.plan import compile_graph
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.reference.runtime.engine import run_scenario
 
 
 def scenario(graph, inputs=(), semantics="3.9", config=None):
@@ -285,7 +285,7 @@ def test_every_graph_of_the_corpus_runs_with_explanations():
     import os
 
     from kssim_testing import CONFORMANCE_GRAPHS
-    from reference.model.scenario import load_scenario
+    from kssim.reference.model.scenario import load_scenario
 
     files = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "**", "*.json"), recursive=True))
     assert len(files) >= 375

@@ -6,14 +6,14 @@ keys, unhashable in Python, work as any other key. Outputs keep the input record
 """
 import pytest
 
-from reference.model.keys import key_identity
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
+from kssim.reference.model.keys import key_identity
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import (JoinWindowSpec, StreamStreamJoinSpec, StreamTableJoinSpec, TableSpec,
                                       TableTableJoinSpec)
-from reference.runtime.engine import run_records
-from reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
 
 L, R = "left", "right"
 VERSIONED = TableSpec(versioned=True, history_retention_ms=100)

@@ -1,8 +1,8 @@
 """Processing order across partitions (timestamp synchronisation, PartitionGroup) per release."""
-from reference.runtime.engine import processing_order
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
+from kssim.reference.runtime.engine import processing_order
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
 
 TOPICS = ("left", "right")
 

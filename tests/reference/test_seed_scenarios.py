@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from reference.model.profiles import profile_for
-from reference.model.scenario import find_scenario_files, load_scenario, read_document, scenario_from_dict
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.scenario import find_scenario_files, load_scenario, read_document, scenario_from_dict
 
 from kssim_testing import ROOT
 SEEDS = os.path.join(ROOT, "scenarios", "seeds")

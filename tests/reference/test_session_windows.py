@@ -9,14 +9,14 @@ import inspect
 
 import pytest
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import TopologyError
-from reference.model.profiles import RULES_BY_NAME, profile_for, session_window_settings
-from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import SessionAggregateSpec, check_topology
-from reference.runtime.engine import run_records
-from reference.stores.session_store import InMemorySessionStore, RocksDBSessionStore, make_session_store
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.model.profiles import RULES_BY_NAME, profile_for, session_window_settings
+from kssim.reference.model.records import NO_OLD_VALUE, InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import SessionAggregateSpec, check_topology
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.stores.session_store import InMemorySessionStore, RocksDBSessionStore, make_session_store
 
 from kssim_testing import scenario
 
@@ -462,7 +462,7 @@ def test_in_memory_session_stores_exist_from_2_3():
 
 
 def test_a_scenario_file_with_a_bad_session_topology_is_rejected_naming_the_field():
-    from reference.model.errors import ScenarioError
+    from kssim.reference.model.errors import ScenarioError
 
     with pytest.raises(ScenarioError) as err:
         scenario({"operator": "session_aggregate", "gap_ms": 0, "grace_ms": 0}, [("input", "k", "v", 1)])

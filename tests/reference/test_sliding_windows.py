@@ -3,13 +3,13 @@ window creation, equal timestamps, nulls, late records, emit on window close, re
 explanations, and what check_topology rejects."""
 import pytest
 
-from reference.model.codes import DropReason
-from reference.model.errors import ScenarioError
-from reference.model.profiles import profile_for, sliding_window_retention
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import SlidingAggregateSpec
-from reference.runtime.engine import run_records
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.profiles import profile_for, sliding_window_retention
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import SlidingAggregateSpec
+from kssim.reference.runtime.engine import run_records
 
 from kssim_testing import scenario
 

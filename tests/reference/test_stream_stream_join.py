@@ -5,14 +5,14 @@ Records are written ``(side, key, value, ts[, partition])`` with side "L"/"R"; r
 """
 import pytest
 
-from reference.runtime.engine import Engine
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, TopologyError
-from reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS as DAY_MS, profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.joins.stream_stream import build, join_settings
-from reference.model.topology import JoinWindowSpec, StreamStreamJoinSpec, check_topology
+from kssim.reference.runtime.engine import Engine
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, TopologyError
+from kssim.reference.model.profiles import DEFAULT_WINDOW_RETENTION_MS as DAY_MS, profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.joins.stream_stream import build, join_settings
+from kssim.reference.model.topology import JoinWindowSpec, StreamStreamJoinSpec, check_topology
 
 SEG = 60_000
 HALF_DAY = DAY_MS // 2

@@ -2,15 +2,15 @@
 KIP-923 grace buffer, failures, explanations."""
 import pytest
 
-from reference.model.codes import DropReason, FailureCode
-from reference.runtime.engine import run_records
-from reference.model.errors import TopologyError
-from reference.stores.grace_buffer import StreamTableGraceBuffer
-from reference.model.keys import serialized_key
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import StreamTableJoinSpec, TableSpec
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.stores.grace_buffer import StreamTableGraceBuffer
+from kssim.reference.model.keys import serialized_key
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import StreamTableJoinSpec, TableSpec
 
 
 def spec(join="inner", versioned=False, retention=None, grace=None):

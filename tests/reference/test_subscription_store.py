@@ -1,5 +1,5 @@
 """The FK join's subscription store: Kafka's CombinedKey byte layout and prefix-scan order."""
-from reference.stores.subscription_store import SubscriptionStore, combined_key_bytes, prefix_bytes, store_key
+from kssim.reference.stores.subscription_store import SubscriptionStore, combined_key_bytes, prefix_bytes, store_key
 
 
 def test_combined_key_layout_is_kafkas():

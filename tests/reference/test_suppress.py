@@ -4,18 +4,18 @@ both buffer strategies, tombstones, ordering, depth-first forwarding, explanatio
 checks, and the release rules of the "suppress" section of ``RULES``."""
 import pytest
 
-from reference.model.codes import FailureCode
-from reference.model.errors import KafkaWouldFail, TopologyError
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.suppression import (JAVA_LONG_MAX, buffer_key_bytes, buffered_record_size, java_long,
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, TopologyError
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.suppression import (JAVA_LONG_MAX, buffer_key_bytes, buffered_record_size, java_long,
                                          suppression_plan, window_close_delay_ms)
-from reference.model.topology import (ForeignKeyJoinSpec, KeyExtractorSpec, SessionAggregateSpec, SuppressBufferSpec,
+from kssim.reference.model.topology import (ForeignKeyJoinSpec, KeyExtractorSpec, SessionAggregateSpec, SuppressBufferSpec,
                                       SuppressSpec, TableTableJoinSpec, TimeWindowSpec, WindowAggregateSpec,
                                       check_topology)
-from reference.runtime.engine import run_records
-from reference.stores.suppress_buffer import BufferedChange, SuppressBuffer
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.stores.suppress_buffer import BufferedChange, SuppressBuffer
 
 L = "left"
 
@@ -256,7 +256,7 @@ def test_emitted_old_value_is_the_latest_changes_old_value():
 def test_without_send_old_values_outputs_carry_no_old_value():
     result = run(table(time_limit(0)), left(("a", 1, 1), ("a", 2, 2)))
     assert all(o.old_value is not o.value for o in result.outputs)
-    from reference.model.records import NO_OLD_VALUE
+    from kssim.reference.model.records import NO_OLD_VALUE
     assert [o.old_value for o in result.outputs] == [NO_OLD_VALUE, NO_OLD_VALUE]
 
 
@@ -468,7 +468,7 @@ def test_suppress_after_an_fk_join_holds_results_until_the_time_limit():
 
 
 def test_window_close_after_a_windowed_table_join_waits_for_the_window_end():
-    from reference.model.topology import WindowedTableJoinSpec
+    from kssim.reference.model.topology import WindowedTableJoinSpec
 
     spec = WindowedTableJoinSpec(join="inner", window=TimeWindowSpec(size_ms=10, advance_ms=10, grace_ms=0),
                                  joiner="pair", suppress=SuppressSpec(until="window_close"))

@@ -2,12 +2,12 @@
 timestamps, old values, versioned parents (KIP-914), emit-on-change, nulls, explanations."""
 import pytest
 
-from reference.model.codes import DropReason, FailureCode
-from reference.runtime.engine import run_records
-from reference.model.profiles import profile_for
-from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import TableSpec, TableTableJoinSpec
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import NO_OLD_VALUE, InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import TableSpec, TableTableJoinSpec
 
 L, R = "left", "right"
 

@@ -3,16 +3,16 @@ nulls, old values, emit on window close and the windows its store loses, release
 explanations, the window store, and what check_topology rejects."""
 import pytest
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import ScenarioError, TopologyError
-from reference.model.profiles import profile_for, time_window_settings
-from reference.model.records import NO_OLD_VALUE, InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import TimeWindowSpec, WindowAggregateSpec, check_topology
-from reference.runtime.engine import run_records
-from reference.stores.time_window_store import IN_MEMORY, ROCKSDB, TIME_ORDERED, TimeWindowStore
-from reference.model.windows import window_starts
-from reference.windows.time_window import java_hashmap_order
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import ScenarioError, TopologyError
+from kssim.reference.model.profiles import profile_for, time_window_settings
+from kssim.reference.model.records import NO_OLD_VALUE, InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import TimeWindowSpec, WindowAggregateSpec, check_topology
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.stores.time_window_store import IN_MEMORY, ROCKSDB, TIME_ORDERED, TimeWindowStore
+from kssim.reference.model.windows import window_starts
+from kssim.reference.windows.time_window import java_hashmap_order
 
 from kssim_testing import scenario
 

@@ -2,8 +2,8 @@
 key-value store of unversioned tables."""
 import pytest
 
-from reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_LATEST, PUT_NOT_PUT, KeyValueStore
-from reference.stores.versioned_store import VersionedKeyValueStore
+from kssim.reference.stores.kv_store import PUT_IS_LATEST, PUT_NOT_LATEST, PUT_NOT_PUT, KeyValueStore
+from kssim.reference.stores.versioned_store import VersionedKeyValueStore
 
 
 def value_at(store, key, ts):

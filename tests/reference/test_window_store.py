@@ -5,9 +5,9 @@ multiples of 60 000 (segment 0: 0..59 999, segment 1: 60 000..119 999, ...).
 """
 import pytest
 
-from reference.model.keys import key_identity, serialized_key
-from reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
-from reference.stores.window_store import InMemoryWindowStore, RocksDBWindowStore, segment_interval
+from kssim.reference.model.keys import key_identity, serialized_key
+from kssim.reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
+from kssim.reference.stores.window_store import InMemoryWindowStore, RocksDBWindowStore, segment_interval
 
 SEG = 60_000
 

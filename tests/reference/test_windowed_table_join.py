@@ -4,14 +4,14 @@ right table (toStream().map().toTable() through a repartition topic), partitions
 release rules and explanations."""
 import pytest
 
-from reference.model.codes import DropReason
-from reference.model.errors import ScenarioError
-from reference.model.profiles import profile_for
-from reference.model.records import InputRecord
-from reference.model.scenario import RunConfig
-from reference.model.topology import TimeWindowSpec, WindowedTableJoinSpec
-from reference.runtime.engine import run_records
-from reference.windows.windowed_table_join import shifted_partition
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.scenario import RunConfig
+from kssim.reference.model.topology import TimeWindowSpec, WindowedTableJoinSpec
+from kssim.reference.runtime.engine import run_records
+from kssim.reference.windows.windowed_table_join import shifted_partition
 
 from kssim_testing import scenario
 
@@ -101,7 +101,7 @@ def test_with_two_partitions_the_shifted_window_lands_where_its_windowed_key_has
 
 
 def test_shifted_partition_hashes_the_time_windowed_serializer_bytes():
-    from reference.model.keys import murmur2
+    from kssim.reference.model.keys import murmur2
 
     data = b"k" + (10).to_bytes(8, "big")
     assert shifted_partition("k", 10, 3) == (murmur2(data) & 0x7FFFFFFF) % 3

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 STREAM_TABLE = """format: kssim-scenario/1
 name: enrich
@@ -108,8 +108,8 @@ def test_drop_counts_equal_the_reference_also_when_kafka_would_fail(spark, tmp_p
     """Null keys are dropped before the failing input (a null-key record that a left join with a
     grace period puts into its buffer: Kafka Streams 3.9 dies there); both engines count the
     drops before it and write the outputs before it."""
-    from reference.model.engines import replay
-    from reference.model.record_files import load_replay_topology
+    from kssim.reference.model.engines import replay
+    from kssim.reference.model.record_files import load_replay_topology
 
     (tmp_path / "topo.yaml").write_text(
         'format: kssim-scenario/1\nname: npe\nsemantics: "3.9"\ntopology: {operator: stream_table_join, join: left, '
@@ -128,7 +128,7 @@ def test_drop_counts_equal_the_reference_also_when_kafka_would_fail(spark, tmp_p
     assert summaries["reference"][:3] == (2, {"null_key": 2}, 5)
     assert summaries["spark"] == summaries["reference"]
     # Spark's scan of large files (forced here) counts the same drops before the failure
-    from spark_backend.runtime.replay import replay as folder_replay
+    from kssim.spark_backend.runtime.replay import replay as folder_replay
 
     counts, failure = folder_replay(scenario, [str(tmp_path / "in.jsonl")], str(tmp_path / "parts"), spark=spark,
                                     driver_read=False)
@@ -136,9 +136,9 @@ def test_drop_counts_equal_the_reference_also_when_kafka_would_fail(spark, tmp_p
 
 
 def test_small_replays_are_identical_whatever_the_shuffle_partitions(spark, folder):
-    from reference.model.captures import CaptureOptions
-    from reference.model.record_files import load_replay_topology
-    from spark_backend.runtime.replay import replay_to_file
+    from kssim.reference.model.captures import CaptureOptions
+    from kssim.reference.model.record_files import load_replay_topology
+    from kssim.spark_backend.runtime.replay import replay_to_file
 
     scenario = load_replay_topology(str(folder / "topo.yaml"))
     written = []
@@ -202,7 +202,7 @@ def test_bad_inputs_get_the_reference_message_and_exit_2_on_spark(spark, tmp_pat
     """Every malformed input, read by the shared reader on the driver (small inputs) or scanned
     by Spark (large ones; forced here): exit 2, the reference's message (file, line or row,
     field), no traceback, no output file."""
-    from spark_backend.runtime import replay
+    from kssim.spark_backend.runtime import replay
 
     if way == "scan":
         monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
@@ -233,7 +233,7 @@ def test_bad_inputs_get_the_reference_message_and_exit_2_on_spark(spark, tmp_pat
 
 @pytest.mark.parametrize("way", ["driver", "scan"])
 def test_timestamps_up_to_long_max_replay_as_on_the_reference(spark, tmp_path, capsys, monkeypatch, way):
-    from spark_backend.runtime import replay
+    from kssim.spark_backend.runtime import replay
 
     if way == "scan":
         monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
@@ -248,7 +248,7 @@ def test_timestamps_up_to_long_max_replay_as_on_the_reference(spark, tmp_path, c
 def test_a_scan_refusing_what_the_reader_accepts_replays_what_the_reader_reads(spark, tmp_path, capsys, monkeypatch):
     """A record file holding the output topic too: the reader skips (and counts) those records,
     Spark's scan of large files refuses them; the replay falls back to the reader's records."""
-    from spark_backend.runtime import replay
+    from kssim.spark_backend.runtime import replay
 
     monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
     (tmp_path / "topo.yaml").write_text(STREAM_TABLE)

@@ -3,7 +3,7 @@ file and a scenario the backend cannot run are reported and the check goes on.""
 import os
 import shutil
 
-from tools.cli import main
+from kssim.tools.cli import main
 
 from kssim_testing import CONFORMANCE, ROOT
 

@@ -13,7 +13,7 @@ FILES = conformance_files("stream_table_join") + conformance_files("table_table_
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
@@ -39,8 +39,8 @@ ALONE = [f for op in ("stream_stream_join", "stream_table_join", "table_table_jo
 def test_a_scenario_run_alone_conforms(spark, path):  # noqa: F811
     """A one-scenario batch (a replay, ``kssim run`` of one file) takes another plan: its settings
     are literals the optimizer folds, and without per-task rules it is clustered by key."""
-    from spark_backend.runtime.inputs import Features, config_row
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.inputs import Features, config_row
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenario, = load_all([path])
     assert Features.of([config_row(0, scenario)]).constants  # the literal plan

@@ -9,8 +9,8 @@ import os
 import pytest
 from kssim_testing import BUNDLED, assert_conforms, load_all
 
-from reference.model.scenario import find_scenario_files, load_scenario
-from spark_backend.runtime.inputs import IMPLEMENTED
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
+from kssim.spark_backend.runtime.inputs import IMPLEMENTED
 
 COOKBOOK = os.path.join(BUNDLED, "cookbook")
 ALL_FILES = find_scenario_files([COOKBOOK])
@@ -25,7 +25,7 @@ FILES = [f for f in ALL_FILES if load_scenario(f).topology.operator in IMPLEMENT
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))

@@ -15,8 +15,8 @@ import pytest
 from kssim_testing import conformance_files, results_per_shuffle_partitioning
 from test_spark_processing_order import simulate
 
-from reference.model.profiles import profile_for
-from reference.model.scenario import read_document, scenario_from_dict
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.scenario import read_document, scenario_from_dict
 
 SOURCES = conformance_files("stream_table_join")[::3] + conformance_files("table_table_join")[::3]
 
@@ -65,7 +65,7 @@ def _single_partition(doc, task):
 
 
 def test_each_task_is_independent_of_the_others(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     batch, index_maps, owners = [], [], []
     for n, doc in enumerate(variants):
@@ -95,7 +95,7 @@ def test_each_task_is_independent_of_the_others(spark, variants):  # noqa: F811
 
 
 def test_timestamp_sync_is_as_listed_in_partition_group_order(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     synced = [d for d in variants if d["config"]["order"] == "timestamp_sync"]
     assert len(synced) > 20

@@ -11,7 +11,7 @@ import pytest
 from kssim_testing import conformance_files
 from test_spark_determinism import variant
 
-from reference.model.scenario import read_document, scenario_from_dict
+from kssim.reference.model.scenario import read_document, scenario_from_dict
 
 
 def expected_lines(result, send_old):
@@ -45,9 +45,9 @@ def pick_scenario(fmt):
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_replaying_record_files_equals_running_the_scenario(spark, tmp_path, fmt):  # noqa: F811
-    from spark_backend.runtime.record_files import write_record_files
-    from spark_backend.runtime.replay import replay
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.record_files import write_record_files
+    from kssim.spark_backend.runtime.replay import replay
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = [pick_scenario(fmt)]
     direct = run_scenarios(scenarios, spark)
@@ -69,7 +69,7 @@ def test_replaying_record_files_equals_running_the_scenario(spark, tmp_path, fmt
 def test_parquet_output_and_failure_exit_code(spark, tmp_path):  # noqa: F811
     import pyarrow.parquet as pq
 
-    from spark_backend.runtime.replay import main
+    from kssim.spark_backend.runtime.replay import main
 
     doc = {"format": "kssim-scenario/1", "name": "npe", "semantics": "3.9",
            "topology": {"operator": "stream_table_join", "join": "left", "grace_ms": 0,
@@ -86,8 +86,8 @@ def test_parquet_output_and_failure_exit_code(spark, tmp_path):  # noqa: F811
 
 
 def test_rows_are_numbered_in_the_order_the_files_are_given(spark, tmp_path):  # noqa: F811
-    from reference.model.record_files import read_record_files as reference_reader
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.record_files import read_record_files as reference_reader
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     small = tmp_path / "small.jsonl"
     small.write_text("".join(json.dumps({"topic": "right", "partition": p, "ts": i, "key": i, "value": "s"}) + "\n"
@@ -114,8 +114,8 @@ def test_rows_are_numbered_in_the_order_the_files_are_given(spark, tmp_path):  #
 
 
 def test_bad_record_files_name_the_file_and_the_problem(spark, tmp_path):  # noqa: F811
-    from reference.model.errors import ScenarioError
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"topic": "left", "offset": 5, "ts": 1, "key": "k", "value": 1}) + "\n"
@@ -132,8 +132,8 @@ def test_bad_record_files_name_the_file_and_the_problem(spark, tmp_path):  # noq
 
 def _first_bad_index(paths):
     """How many records the reference reader accepts before it raises (None: the files are fine)."""
-    from reference.model.errors import ScenarioError
-    from reference.model.record_files import iter_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.reference.model.record_files import iter_record_files
 
     count = 0
     try:
@@ -150,9 +150,9 @@ def test_offset_checks_across_files_agree_with_the_reference(spark, tmp_path, se
     reference reader's; without offsets (as_listed) neither engine checks them."""
     import random
 
-    from reference.model.errors import ScenarioError
-    from reference.model.record_files import iter_record_files
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.reference.model.record_files import iter_record_files
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     rng = random.Random(seed)
     next_offset = {}
@@ -189,8 +189,8 @@ def test_offset_checks_across_files_agree_with_the_reference(spark, tmp_path, se
 def _largest(operator, order):
     """``(path, scenario)``: the conformance scenario of ``operator`` with the most outputs in
     processing order ``order``."""
-    from reference.runtime.engine import run_scenario
-    from reference.model.scenario import load_scenario
+    from kssim.reference.runtime.engine import run_scenario
+    from kssim.reference.model.scenario import load_scenario
 
     best = None
     for path in conformance_files(operator):
@@ -212,9 +212,9 @@ def test_one_pass_replay_writes_outputs_in_order_and_the_drops(spark, tmp_path, 
     import attrs
     import pyarrow.parquet as pq
 
-    from reference.runtime.engine import run_scenario
-    from spark_backend.runtime.record_files import write_record_files
-    from spark_backend.runtime.replay import replay
+    from kssim.reference.runtime.engine import run_scenario
+    from kssim.spark_backend.runtime.record_files import write_record_files
+    from kssim.spark_backend.runtime.replay import replay
 
     _, base = _largest(operator, "as_listed")
     boxed = attrs.evolve(base, inputs=tuple(r._replace(value=None if r.value is None else {"v": r.value})
@@ -259,8 +259,8 @@ def test_kssim_replay_on_spark_writes_what_the_reference_writes(spark, tmp_path,
     ``kssim replay`` on the reference engine, same record file and topology file."""
     import pyarrow.parquet as pq
 
-    from spark_backend.runtime.record_files import write_record_files
-    from tools.cli import main
+    from kssim.spark_backend.runtime.record_files import write_record_files
+    from kssim.tools.cli import main
 
     path, sc = _largest("table_table_join", "as_listed")
     doc = {"format": "kssim-scenario/1", "name": sc.name, "semantics": sc.release,
@@ -286,9 +286,9 @@ def test_parquet_keys_and_values_must_be_json_text(spark, tmp_path):  # noqa: F8
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from reference.model.errors import ScenarioError
-    from reference.model.record_files import read_record_files as reference_reader
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.reference.model.record_files import read_record_files as reference_reader
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     rows = [{"topic": "left", "ts": 0, "key": '"k"', "value": '{"a":[1,2.5]}'},
             {"topic": "right", "ts": 1, "key": '"k"', "value": None},

@@ -11,15 +11,15 @@ import random
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, results_per_shuffle_partitioning, run_on, scenario
 
-from reference.model.errors import UnsupportedOperator
-from reference.model.scenario import scenario_from_dict
+from kssim.reference.model.errors import UnsupportedOperator
+from kssim.reference.model.scenario import scenario_from_dict
 
 FILES = conformance_files("fk_join")
 
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
@@ -38,7 +38,7 @@ def test_conformance_file(batch, path):
 
 def test_a_scenario_run_alone_conforms(spark):  # noqa: F811
     """A one-scenario batch (a replay, ``kssim run`` of one file) takes the literal-settings plan."""
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     paths = [f for f in FILES if "both_versioned" in f][:1] + [f for f in FILES if "left-unversioned-k3.7" in f][:1]
     for scenario_ in load_all(paths):
@@ -107,7 +107,7 @@ CAPTURED = {
 
 @pytest.fixture(scope="module")
 def worked(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     cases = {("walkthrough",) + case: _walkthrough(*case) for case in WALKTHROUGH}
     cases.update({("capture", join): _capture(join) for join in CAPTURED})
@@ -146,7 +146,7 @@ def test_interleaved_delivery_is_unsupported(worked):
 
 
 def test_emit_on_change_after_a_skipped_tombstone(worked):
-    from reference.model.codes import DropReason
+    from kssim.reference.model.codes import DropReason
 
     result = worked[("kip557",)]
     assert [(o.value, o.ts) for o in result.outputs] == [(["v", None], 2)]
@@ -156,9 +156,9 @@ def test_emit_on_change_after_a_skipped_tombstone(worked):
 
 @pytest.mark.parametrize("release", ["2.4", "2.4.1", "2.6", "3.2", "3.3", "3.7", "4.0", "4.1", "4.3"])
 def test_rule_columns_carry_the_fk_rules(release):
-    from reference.model.profiles import profile_for
-    from spark_backend.foreign_key.settings import RULE_COLUMNS
-    from spark_backend.runtime.inputs import config_row
+    from kssim.reference.model.profiles import profile_for
+    from kssim.spark_backend.foreign_key.settings import RULE_COLUMNS
+    from kssim.spark_backend.runtime.inputs import config_row
 
     row = config_row(0, scenario({"operator": "fk_join", "join": "left", "foreign_key": FK}, [], semantics=release))
     assert {c: row[c] for c in RULE_COLUMNS} == {c: getattr(profile_for(release), c) for c in RULE_COLUMNS}

@@ -11,9 +11,9 @@ import os
 import pytest
 from kssim_testing import BUNDLED, result_bytes, scenario
 
-from reference.model.profiles import RELEASE_LINES, profile_for
-from reference.model.scenario import find_scenario_files, load_scenario
-from reference.runtime.engine import run_scenario
+from kssim.reference.model.profiles import RELEASE_LINES, profile_for
+from kssim.reference.model.scenario import find_scenario_files, load_scenario
+from kssim.reference.runtime.engine import run_scenario
 
 GLOBAL_LINES = RELEASE_LINES[RELEASE_LINES.index("0.10.2"):]
 
@@ -76,7 +76,7 @@ CASES = _cases()
 
 @pytest.fixture(scope="module")
 def batch(spark):
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     names = sorted(CASES)
     return dict(zip(names, run_scenarios([CASES[n] for n in names], spark)))
@@ -101,7 +101,7 @@ ALONE = ["nulls-0.10.2-left-bootstrap", "nulls-0.10.2-inner-as_listed", "nulls-2
 
 @pytest.mark.parametrize("name", ALONE)
 def test_a_scenario_run_alone_matches(spark, name):
-    from spark_backend.runtime.runner import run_scenario as spark_run
+    from kssim.spark_backend.runtime.runner import run_scenario as spark_run
 
     assert result_bytes(spark_run(CASES[name], spark)).decode() == result_bytes(run_scenario(CASES[name])).decode()
 
@@ -113,8 +113,8 @@ def _bundled():
 
 
 def test_bundled_global_table_scenarios_pass(spark, assert_scenario_passes):
-    from reference.model.compare import Status, judge
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.reference.model.compare import Status, judge
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     files = _bundled()
     assert len(files) >= 20
@@ -126,8 +126,8 @@ def test_bundled_global_table_scenarios_pass(spark, assert_scenario_passes):
 
 @pytest.mark.parametrize("release", GLOBAL_LINES + ("1.0.1",))
 def test_rule_columns_carry_the_rule_of_the_same_name(release):
-    from spark_backend.joins.global_table_settings import RULE_COLUMNS
-    from spark_backend.runtime.inputs import config_row
+    from kssim.spark_backend.joins.global_table_settings import RULE_COLUMNS
+    from kssim.spark_backend.runtime.inputs import config_row
 
     row = config_row(0, scenario(topo("left"), [], semantics=release, global_table="bootstrap"))
     profile = profile_for(release)
@@ -140,7 +140,7 @@ def test_rule_columns_carry_the_rule_of_the_same_name(release):
 @pytest.mark.parametrize("order", ["as_listed", "timestamp_sync"])
 @pytest.mark.parametrize("table", ["as_listed", "bootstrap"])
 def test_replay_gives_the_same_bytes_on_both_engines(spark, tmp_path, capsys, table, order):
-    from tools.cli import main
+    from kssim.tools.cli import main
 
     doc = {"format": "kssim-scenario/1", "name": "replay", "semantics": "3.9", "topology": topo("left"),
            "config": {"global_table": table, "order": order, "partitions": {"left": 2, "right": 1}}}

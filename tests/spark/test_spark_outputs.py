@@ -13,8 +13,8 @@ SEPARATORS = [None, "+", "", " | ", '"', "\\", "é"]
 
 
 def _reference(joiner, sep, left, right):
-    from reference.model.joiners import make_joiner
-    from spark_backend.runtime.inputs import json_text
+    from kssim.reference.model.joiners import make_joiner
+    from kssim.spark_backend.runtime.inputs import json_text
 
     fn = make_joiner(joiner, sep if sep is not None else "+")
     return json_text(fn(None if left is None else json.loads(left), None if right is None else json.loads(right)))
@@ -23,7 +23,7 @@ def _reference(joiner, sep, left, right):
 def test_native_joined_values_equal_the_reference_joiners(spark):  # noqa: F811
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.outputs import _native_joined
+    from kssim.spark_backend.runtime.outputs import _native_joined
 
     rows = [(j, s, left, right) for j in ("concat", "pair") for s in SEPARATORS for left in TEXTS + [RAW_NEWLINE]
             for right in TEXTS[:8]]
@@ -41,7 +41,7 @@ def test_native_joined_values_equal_the_reference_joiners(spark):  # noqa: F811
 
 def test_written_values_equal_the_reference_joiners(spark):  # noqa: F811
     """``output_frame`` end to end: native and Python values, old values, both joiners."""
-    from spark_backend.runtime.outputs import OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, EVENT_DDL, output_frame
+    from kssim.spark_backend.runtime.outputs import OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, EVENT_DDL, output_frame
 
     events, expected = [], []
     columns = [part.split()[0] for part in EVENT_DDL.split(", ")]

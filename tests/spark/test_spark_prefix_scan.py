@@ -27,7 +27,7 @@ def _frame(spark, seed):  # noqa: F811
 def test_blocks_give_the_columns_of_one_window_per_task(spark, block_size):  # noqa: F811
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
+    from kssim.spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
 
     specs = [Running("max_before", MAX, F.col("x")), Running("max_up_to", MAX, F.col("x"), inclusive=True),
              Running("first_before", FIRST, F.col("x")), Running("first_up_to", FIRST, F.col("x"), inclusive=True),
@@ -49,7 +49,7 @@ def test_blocks_give_the_columns_of_one_window_per_task(spark, block_size):  # n
 
 @pytest.fixture(scope="module")
 def blocked_results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(AS_LISTED)
     return dict(zip(AS_LISTED, zip(scenarios, run_scenarios(scenarios, spark, scan_block=2))))

@@ -65,8 +65,8 @@ def random_inputs(rng):
 def test_set_based_order_equals_the_priority_queue_simulation(spark):  # noqa: F811
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.inputs import scenarios_to_frames
-    from spark_backend.runtime.processing_order import by_task, with_processing_order
+    from kssim.spark_backend.runtime.inputs import scenarios_to_frames
+    from kssim.spark_backend.runtime.processing_order import by_task, with_processing_order
 
     rng = random.Random(20240611)
     cases = []
@@ -97,8 +97,8 @@ def test_set_based_order_equals_the_priority_queue_simulation(spark):  # noqa: F
 def test_as_listed_is_list_order_in_every_task(spark):  # noqa: F811
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.inputs import Features, scenarios_to_frames
-    from spark_backend.runtime.processing_order import by_task, with_processing_order
+    from kssim.spark_backend.runtime.inputs import Features, scenarios_to_frames
+    from kssim.spark_backend.runtime.processing_order import by_task, with_processing_order
 
     inputs = [("right", "k", "v", 9, 1), ("left", "k", "v", 1, 0), ("left", "k", "v", 0, 1), ("right", "k", "v", 5, 0)]
     sc = scenario({"operator": "table_table_join", "join": "inner"}, inputs, partitions={"left": 2, "right": 2})

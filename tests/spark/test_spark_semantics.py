@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from kssim_testing import scenario
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.errors import KafkaWouldFail, UnsupportedOperator
-from reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator
+from kssim.reference.model.records import NO_OLD_VALUE
 
 TT_LEFT = {"operator": "table_table_join", "join": "left"}
 VERSIONED = {"versioned": True, "history_retention_ms": 100}
@@ -84,7 +84,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     return dict(zip(CASES, run_scenarios(list(CASES.values()), spark)))
 

@@ -15,10 +15,10 @@ import random
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, run_on
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.profiles import profile_for
-from reference.model.records import NO_OLD_VALUE
-from reference.model.scenario import read_document, scenario_from_dict
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.scenario import read_document, scenario_from_dict
 
 CASES = {}
 EXPIRED, UNEMITTED, NULL_KEY = DropReason.EXPIRED_WINDOW, DropReason.UNEMITTED_WINDOW, DropReason.NULL_KEY
@@ -62,7 +62,7 @@ FILES = conformance_files("session_aggregate")
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     names = list(CASES)
     scenarios = [CASES[n] for n in names] + load_all(FILES)
@@ -94,8 +94,8 @@ ALONE = FILES[::20]
 @pytest.mark.parametrize("path", ALONE, ids=[os.path.relpath(f, CONFORMANCE) for f in ALONE])
 def test_a_scenario_run_alone_conforms(spark, path):  # noqa: F811
     """A one-scenario batch takes the literal plan (its settings folded by the optimizer)."""
-    from spark_backend.runtime.inputs import Features, config_row
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.inputs import Features, config_row
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenario, = load_all([path])
     assert Features.of([config_row(0, scenario)]).constants
@@ -314,7 +314,7 @@ def variants():
 
 
 def test_byte_identical_with_1_and_7_shuffle_partitions(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     before = spark.conf.get("spark.sql.shuffle.partitions")
     runs = {}
@@ -329,7 +329,7 @@ def test_byte_identical_with_1_and_7_shuffle_partitions(spark, variants):  # noq
 
 
 def test_the_variants_agree_with_the_reference_engine(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     spark_runs = run_scenarios(variants, spark)
     reference_runs = run_on("reference", variants)
@@ -342,8 +342,8 @@ def test_a_python_api_aggregation(spark):  # noqa: F811
     """An ``Aggregation`` of callables (the Python API) is shipped to the replay as it is."""
     import attrs
 
-    from reference.model.aggregations import aggregation_from_callables
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.reference.model.aggregations import aggregation_from_callables
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     lengths = aggregation_from_callables(initializer=lambda: 0, aggregator=lambda k, v, agg: agg + len(v),
                                          merger=lambda k, a, b: a * 100 + b, name="lengths")

@@ -10,9 +10,9 @@ import os
 import pytest
 from kssim_testing import ROOT, scenario
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.keys import key_text, serialized_key
-from reference.model.profiles import RELEASE_LINES, RULES, RULES_BY_NAME, profile_for
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.keys import key_text, serialized_key
+from kssim.reference.model.profiles import RELEASE_LINES, RULES, RULES_BY_NAME, profile_for
 
 SPARK_BACKEND = os.path.join(ROOT, "spark_backend")
 
@@ -32,7 +32,7 @@ def test_every_release_rule_is_named_in_spark_backend():
     # every rule of the operators Spark implements must appear (as a column, a variable or a
     # ``# [rule]`` comment where the expression implements it); the rules only topology graphs
     # show join them as soon as Spark runs graphs (issue 19)
-    from spark_backend.runtime.inputs import IMPLEMENTED
+    from kssim.spark_backend.runtime.inputs import IMPLEMENTED
 
     text = "\n".join(source for _, source in _sources())
     claimed = [rule for rule in RULES if rule.scope == "operators" or "graph" in IMPLEMENTED]
@@ -43,7 +43,7 @@ def test_every_release_rule_is_named_in_spark_backend():
 
 @pytest.mark.parametrize("release", RELEASE_LINES + ("2.5.1", "2.6.2", "3.1.1", "3.4.1"))
 def test_rule_columns_carry_the_rule_of_the_same_name(release):
-    from spark_backend.runtime.inputs import CONFIG_COLUMNS, config_row
+    from kssim.spark_backend.runtime.inputs import CONFIG_COLUMNS, config_row
 
     stream_stream = scenario({"operator": "stream_stream_join", "join": "outer", "window_api": "legacy",
                               "window": {"before_ms": 10, "after_ms": 10, "grace_ms": None}}, [], semantics=release)
@@ -73,9 +73,9 @@ def test_no_free_text_failure_messages_in_spark_backend():
     ("legacy", 10, 5, 7), ("legacy", 86_400_000, 5, None), ("time_difference", 10, 10, 0),
     ("time_difference", 100, 0, 50)])
 def test_window_settings_follow_join_window_stores(release, api, before, after, grace):
-    from reference.model.errors import KssimError
-    from reference.model.profiles import join_window_stores
-    from spark_backend.joins import stream_stream_settings as settings
+    from kssim.reference.model.errors import KssimError
+    from kssim.reference.model.profiles import join_window_stores
+    from kssim.spark_backend.joins import stream_stream_settings as settings
 
     doc = {"operator": "stream_stream_join", "join": "left", "window_api": api,
            "window": {"before_ms": before, "after_ms": after, "grace_ms": grace}}
@@ -101,7 +101,7 @@ KEYS = ["a", "", "ab", "b", "é", "日本", "\x00", "\x01", 'qu"ote', "back\\sla
 
 
 def test_key_bytes_in_spark_are_serialized_key(spark):  # noqa: F811
-    from spark_backend.joins.stream_table import key_bytes
+    from kssim.spark_backend.joins.stream_table import key_bytes
 
     texts = [key_text(k) for k in KEYS]
     frame = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i INT, key STRING")
@@ -127,7 +127,7 @@ KEY_SPELLINGS = ["1", "1.0", "1.00", "1e2", "1E2", "-0", "-0.0", "true", "false"
 def test_record_files_give_keys_their_key_text(spark, tmp_path, fmt):  # noqa: F811
     """Whatever the spelling in the file, Spark's ``key`` column is ``key_text(json.loads(text))``:
     the identity the reference gets from the same file."""
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     path = str(tmp_path / ("in.parquet" if fmt == "parquet" else "in.jsonl"))
     if fmt == "jsonl":
@@ -151,8 +151,8 @@ def test_record_files_give_keys_their_key_text(spark, tmp_path, fmt):  # noqa: F
 
 
 def test_a_lone_surrogate_key_is_a_bad_row_as_on_the_reference(spark, tmp_path):  # noqa: F811
-    from reference.model.errors import ScenarioError
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     path = tmp_path / "in.jsonl"
     path.write_text('{"topic": "left", "ts": 0, "key": "ok", "value": 1}\n'
@@ -165,8 +165,8 @@ def test_a_parquet_key_python_refuses_is_a_bad_row(spark, tmp_path):  # noqa: F8
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from reference.model.errors import ScenarioError
-    from spark_backend.runtime.record_files import read_record_files
+    from kssim.reference.model.errors import ScenarioError
+    from kssim.spark_backend.runtime.record_files import read_record_files
 
     path = str(tmp_path / "bad.parquet")
     pq.write_table(pa.table({"topic": ["left", "left"], "ts": [0, 1], "key": ["[1, 2]", "1 2"],
@@ -212,7 +212,7 @@ KEY_CASES = _key_cases()
 
 @pytest.fixture(scope="module")
 def key_results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     return dict(zip(KEY_CASES, run_scenarios(list(KEY_CASES.values()), spark)))
 
@@ -253,7 +253,7 @@ def test_outer_store_flushes_in_serialized_key_order(key_results):
 
 
 def test_key_cases_agree_with_the_reference(key_results):
-    from reference.runtime.engine import run_scenario
+    from kssim.reference.runtime.engine import run_scenario
 
     for name, sc in KEY_CASES.items():
         assert _typed(key_results[name]) == _typed(run_scenario(sc)), name
@@ -262,7 +262,7 @@ def test_key_cases_agree_with_the_reference(key_results):
 # --- codes ------------------------------------------------------------------------------------------
 
 def test_drops_and_failures_are_members_of_the_closed_sets(key_results, spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     null_key = scenario({"operator": "table_table_join", "join": "inner"},
                         [("left", None, "A", 1), ("right", "k", None, 2)], semantics="0.10.0")

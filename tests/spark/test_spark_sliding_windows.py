@@ -15,8 +15,8 @@ import random
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes, run_on
 
-from reference.model.codes import DropReason
-from reference.model.scenario import read_document, scenario_from_dict
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.scenario import read_document, scenario_from_dict
 
 CASES = {}
 EXPIRED, UNEMITTED = DropReason.EXPIRED_WINDOW, DropReason.UNEMITTED_WINDOW
@@ -57,7 +57,7 @@ FILES = conformance_files("sliding_aggregate")
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     names = list(CASES)
     scenarios = [CASES[n] for n in names] + load_all(FILES)
@@ -88,8 +88,8 @@ ALONE = FILES[::10]
 @pytest.mark.parametrize("path", ALONE, ids=[os.path.relpath(f, CONFORMANCE) for f in ALONE])
 def test_a_scenario_run_alone_conforms(spark, path):  # noqa: F811
     """A one-scenario batch takes the literal plan (its settings folded by the optimizer)."""
-    from spark_backend.runtime.inputs import Features, config_row
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.inputs import Features, config_row
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenario, = load_all([path])
     assert Features.of([config_row(0, scenario)]).constants
@@ -216,7 +216,7 @@ def variants():
 
 
 def test_byte_identical_with_1_and_7_shuffle_partitions(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     before = spark.conf.get("spark.sql.shuffle.partitions")
     runs = {}
@@ -231,7 +231,7 @@ def test_byte_identical_with_1_and_7_shuffle_partitions(spark, variants):  # noq
 
 
 def test_the_variants_agree_with_the_reference_engine(spark, variants):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     spark_runs = run_scenarios(variants, spark)
     reference_runs = run_on("reference", variants)
@@ -243,8 +243,8 @@ def test_a_python_api_aggregation(spark):  # noqa: F811
     """An ``Aggregation`` of callables (the Python API) is shipped to the replay as it is."""
     import attrs
 
-    from reference.model.aggregations import aggregation_from_callables
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.reference.model.aggregations import aggregation_from_callables
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     lengths = aggregation_from_callables(initializer=lambda: 0, aggregator=lambda k, v, agg: agg + len(v),
                                          name="lengths")
@@ -265,9 +265,9 @@ def test_a_task_is_replayed_per_key_unless_a_record_reaches_the_stores_floor(spa
     below stream time - retention + 1 cannot depend on it, and runs one replay per key."""
     from pyspark.sql import functions as F
 
-    from spark_backend.runtime.inputs import scenarios_to_frames, with_configs
-    from spark_backend.runtime.processing_order import by_task, with_processing_order
-    from spark_backend.windows.sliding import _scoped
+    from kssim.spark_backend.runtime.inputs import scenarios_to_frames, with_configs
+    from kssim.spark_backend.runtime.processing_order import by_task, with_processing_order
+    from kssim.spark_backend.windows.sliding import _scoped
 
     names = ["walk", "old-values", "walk-final-rocksdb"]
     records, configs, features = scenarios_to_frames(spark, [CASES[n] for n in names], [0, 1, 2])

@@ -13,10 +13,10 @@ import os
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, result_bytes
 
-from reference.model.codes import FailureCode
-from reference.model.scenario import scenario_from_dict
-from spark_backend.joins import stream_stream_outer as outer
-from spark_backend.joins import stream_stream_settings as settings
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.spark_backend.joins import stream_stream_outer as outer
+from kssim.spark_backend.joins import stream_stream_settings as settings
 
 SEG = 60_000  # RocksDB's minimum segment interval
 DAY = 24 * 60 * 60 * 1000
@@ -52,7 +52,7 @@ FILES = conformance_files("stream_stream_join")
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     names = list(CASES)
     scenarios = [CASES[n] for n in names] + load_all(FILES)
@@ -586,7 +586,7 @@ def test_conformance_file(results, path):
 
 
 def test_results_do_not_depend_on_shuffle_partitions(spark, results):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     names = sorted(CASES)
     scenarios = [CASES[n] for n in names]

@@ -16,18 +16,18 @@ import random
 import pytest
 from kssim_testing import BUNDLED, assert_conforms, load_all, result_bytes, results_per_shuffle_partitioning, run_on, scenario
 
-from reference.model.codes import FailureCode
-from reference.model.errors import KssimError
-from reference.model.profiles import profile_for
-from reference.model.scenario import scenario_from_dict
-from reference.model.suppression import JAVA_LONG_MAX, buffer_key_bytes
+from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.profiles import profile_for
+from kssim.reference.model.scenario import scenario_from_dict
+from kssim.reference.model.suppression import JAVA_LONG_MAX, buffer_key_bytes
 
 FILES = sorted(glob.glob(os.path.join(BUNDLED, "kafka-tests", "suppress", "*.json")))
 
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
@@ -48,8 +48,8 @@ def test_kafka_suppress_test(batch, path):
                                   "SuppressScenarioTest.shouldSuppressIntermediateEventsWithTimeLimit"])
 def test_a_suppressed_scenario_run_alone_conforms(spark, name):  # noqa: F811
     """A one-scenario batch (``kssim run``, a replay) reads its settings as literals."""
-    from spark_backend.runtime.inputs import Features, config_row
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.inputs import Features, config_row
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     sc, = load_all([os.path.join(BUNDLED, "kafka-tests", "suppress", name + ".json")])
     assert Features.of([config_row(0, sc)]).constants
@@ -128,8 +128,8 @@ _INNER_KEYS = ["k", "ü", "", 1, -1, 0, 2 ** 70, 1.5, -0.0, True, False, [1, "a"
 def test_spark_builds_the_buffer_key_bytes_of_the_shared_model(spark):  # noqa: F811
     from pyspark.sql import functions as F
 
-    from reference.model.keys import key_text
-    from spark_backend.suppress.changes import buffer_key_bytes as spark_key_bytes
+    from kssim.reference.model.keys import key_text
+    from kssim.spark_backend.suppress.changes import buffer_key_bytes as spark_key_bytes
 
     cases = [(key_text(k), "plain", k) for k in _INNER_KEYS]
     for k in _INNER_KEYS:
@@ -153,7 +153,7 @@ def test_spark_orders_key_bytes_unsigned_as_the_buffer_does(spark):  # noqa: F81
 # --- settings --------------------------------------------------------------------------------------
 
 def _settings(topology, release="3.9"):
-    from spark_backend.suppress.settings import config_fields
+    from kssim.spark_backend.suppress.settings import config_fields
 
     return config_fields(scenario(topology, [], semantics=release))
 
@@ -172,7 +172,7 @@ def test_unbounded_buffers_with_a_wait_that_cannot_wrap_are_set_based_the_others
 
 @pytest.mark.parametrize("release", ["2.1", "2.2", "2.3", "2.4", "3.9"])
 def test_rule_columns_carry_the_rules_of_the_same_name(release):
-    from spark_backend.suppress.settings import RULE_COLUMNS
+    from kssim.spark_backend.suppress.settings import RULE_COLUMNS
 
     fields = _settings(_left_table({"until": "time_limit", "time_limit_ms": 5}), release)
     profile = profile_for(release)
@@ -180,9 +180,9 @@ def test_rule_columns_carry_the_rules_of_the_same_name(release):
 
 
 def test_record_topics_are_the_reference_engines():
-    from reference.foreign_key.instructions import RESPONSE_TOPIC
-    from reference.windows.windowed_table_join import SHIFTED_RIGHT_TOPIC
-    from spark_backend.suppress import settings
+    from kssim.reference.foreign_key.instructions import RESPONSE_TOPIC
+    from kssim.reference.windows.windowed_table_join import SHIFTED_RIGHT_TOPIC
+    from kssim.spark_backend.suppress import settings
 
     assert settings.FK_RESPONSE_TOPIC == RESPONSE_TOPIC
     assert settings.SHIFTED_RIGHT_TOPIC == SHIFTED_RIGHT_TOPIC
@@ -192,8 +192,8 @@ def test_record_topics_are_the_reference_engines():
 
 def test_replaying_a_suppressed_topology_writes_what_the_reference_writes(spark, tmp_path):  # noqa: F811
     """3.9 asks the operator for old values; the output, without ``send_old_values``, has none."""
-    from spark_backend.runtime.record_files import write_record_files
-    from tools.cli import main
+    from kssim.spark_backend.runtime.record_files import write_record_files
+    from kssim.tools.cli import main
 
     topology = _left_table({"until": "time_limit", "time_limit_ms": 3, "buffer": {"max_records": 2,
                                                                                   "when_full": "emit_early"}})
@@ -249,8 +249,8 @@ def _sequential_twin(doc):
 
 @pytest.fixture(scope="module")
 def generated():
-    from differential_tests.engines import at_release
-    from differential_tests.runner import draw_cases
+    from kssim.differential_tests.engines import at_release
+    from kssim.differential_tests.runner import draw_cases
 
     rng = random.Random(17)
     docs = []

@@ -9,8 +9,8 @@ import os
 import pytest
 from kssim_testing import CONFORMANCE, assert_conforms, conformance_files, load_all, scenario
 
-from reference.model.codes import DropReason, FailureCode
-from reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.records import NO_OLD_VALUE
 
 #: every time-window conformance file (the sliding ones in kafka-tests/window are another operator)
 FILES = conformance_files("window_aggregate")
@@ -18,7 +18,7 @@ FILES = conformance_files("window_aggregate")
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
@@ -119,7 +119,7 @@ def _with_callable_aggregation():
     # the Python API's aggregations are callables: the fold applies them as they are
     import attrs
 
-    from reference.model.aggregations import aggregation_from_callables
+    from kssim.reference.model.aggregations import aggregation_from_callables
 
     base = scenario(window(10), records(("k", 3, 1), ("k", 4, 2)))
     product = aggregation_from_callables(initializer=lambda: 100, aggregator=lambda key, value, agg: agg * value)
@@ -131,7 +131,7 @@ CASES["callable"] = _with_callable_aggregation()
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     return dict(zip(CASES, run_scenarios(list(CASES.values()), spark)))
 
@@ -266,8 +266,8 @@ def test_byte_identical_whatever_the_shuffle_partitioning(spark):  # noqa: F811
 
     from kssim_testing import result_bytes
 
-    from reference.model.scenario import read_document, scenario_from_dict
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.reference.model.scenario import read_document, scenario_from_dict
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     rng = random.Random(7)
     sources = FILES[::6] + conformance_files("windowed_table_join")[::4]

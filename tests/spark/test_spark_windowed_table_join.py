@@ -13,7 +13,7 @@ FILES = conformance_files("windowed_table_join")
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     scenarios = load_all(FILES)
     return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
@@ -65,7 +65,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
-    from spark_backend.runtime.runner import run_scenarios
+    from kssim.spark_backend.runtime.runner import run_scenarios
 
     return dict(zip(CASES, run_scenarios(list(CASES.values()), spark)))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from reference.model.errors import KssimError
-from reference.model.record_files import OutputPathError, atomic_path, check_output_path
-from reference.model.scenario import load_scenario
+from kssim.reference.model.errors import KssimError
+from kssim.reference.model.record_files import OutputPathError, atomic_path, check_output_path
+from kssim.reference.model.scenario import load_scenario
 
 #: what ``-o`` may end with: the drawing's formats
 SUFFIXES = (".png", ".svg", ".html")
@@ -24,8 +24,8 @@ def write_timeline(file, output=None, release: Optional[str] = None, dpi: int = 
     default :func:`default_output`); returns the path written. The output is checked before any
     work (never the scenario itself, an existing folder, a known extension) and replaced only by
     a complete picture."""
-    from tools.timeline.draw import render  # matplotlib loads only when a picture is drawn
-    from tools.timeline.model import build_timeline
+    from kssim.tools.timeline.draw import render  # matplotlib loads only when a picture is drawn
+    from kssim.tools.timeline.model import build_timeline
 
     if os.path.isdir(file):
         raise KssimError(f"{file} is a folder: kssim timeline draws one scenario file")

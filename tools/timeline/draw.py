@@ -34,8 +34,8 @@ from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from reference.model.render import show  # noqa: E402
-from tools.timeline.model import IntervalKind, LaneKind, MarkKind, RecordMark, Timeline  # noqa: E402
+from kssim.reference.model.render import show  # noqa: E402
+from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, RecordMark, Timeline  # noqa: E402
 
 #: marker per kind of record: tombstones and null keys must not look like values
 MARKERS = {MarkKind.VALUE: "o", MarkKind.NULL_VALUE: "s", MarkKind.NULL_KEY: "^"}

@@ -25,14 +25,14 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
 
-from reference.model.codes import DropReason
-from reference.model.engines import processing_order, run_scenarios
-from reference.model.profiles import join_window_stores, session_window_settings, time_window_settings
-from reference.model.keys import key_text
-from reference.model.render import show
-from reference.model.windows import window_starts
-from reference.model.scenario import OUTPUT_TOPIC
-from reference.model.topology import input_topics, output_topics
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.engines import processing_order, run_scenarios
+from kssim.reference.model.profiles import join_window_stores, session_window_settings, time_window_settings
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.render import show
+from kssim.reference.model.windows import window_starts
+from kssim.reference.model.scenario import OUTPUT_TOPIC
+from kssim.reference.model.topology import input_topics, output_topics
 
 #: labels longer than this are cut (with an ellipsis): a lane holds up to hundreds of them
 LABEL_CHARS = 14
@@ -379,7 +379,7 @@ def _graph_timeline(scenario) -> Timeline:
     topics' lanes, a lane per internal topic with the records the task took from it (recorded
     through :func:`reference.model.engines.record_graph_traffic`), its sink topics' lanes; stream time after each
     input and everything it caused; the windows its windowed aggregations' results name."""
-    from reference.model.engines import record_graph_traffic
+    from kssim.reference.model.engines import record_graph_traffic
 
     with record_graph_traffic() as taken:
         (result,) = run_scenarios("reference", [scenario], explain=True)
@@ -414,7 +414,7 @@ def _graph_timeline(scenario) -> Timeline:
 
 def graph_plan(scenario):
     """The compiled plan of a graph scenario (``reference.model.graph.plan.compile_graph``)."""
-    from reference.model.graph.plan import compile_graph
+    from kssim.reference.model.graph.plan import compile_graph
 
     return compile_graph(scenario.topology, scenario.profile, scenario.config.store)
 
@@ -524,7 +524,7 @@ def graph_windows(scenario, plan, outputs, lost: dict) -> List[Interval]:
 def _windowed_sinks(plan) -> List[Tuple[object, set]]:
     """``(format-1 spec of a windowed aggregation, the sink topics its results reach)``, in the
     graph's order of the aggregations; a sink reached by none is left out."""
-    from reference.model.graph.nodes import AggregateOp, ToOp
+    from kssim.reference.model.graph.nodes import AggregateOp, ToOp
 
     nodes = plan.nodes
     by_aggregation: Dict[int, set] = {}

@@ -45,10 +45,10 @@ naming the file, the line (or Parquet row) and the field; files are streamed (li
 batches), so memory does not grow with the input. Command-line options: :func:`add_capture_options`
 and :func:`capture_options_from`.
 """
-from reference.model.captures.options import (CaptureOptions, InputFormat, TextFormat, add_capture_options,
+from kssim.reference.model.captures.options import (CaptureOptions, InputFormat, TextFormat, add_capture_options,
                                               capture_options_from, default_text_formats, input_paths, split_input,
                                               text_formats)
-from reference.model.captures.sources import (Captures, CaptureSource, TopicPlan, chosen_output_topic, list_sources,
+from kssim.reference.model.captures.sources import (Captures, CaptureSource, TopicPlan, chosen_output_topic, list_sources,
                                               open_captures, plan_topics, topology_outputs)
 
 __all__ = ["CaptureOptions", "CaptureSource", "Captures", "InputFormat", "TextFormat", "TopicPlan",

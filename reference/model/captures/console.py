@@ -22,10 +22,10 @@ from typing import Iterator, Tuple
 
 import attrs
 
-from reference.model.captures.lines import decode_line, read_lines
-from reference.model.captures.options import CaptureOptions
-from reference.model.errors import ScenarioError
-from reference.model.record_files import MAX_LONG
+from kssim.reference.model.captures.lines import decode_line, read_lines
+from kssim.reference.model.captures.options import CaptureOptions
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import MAX_LONG
 
 _TIMESTAMP = re.compile(r"(CreateTime|LogAppendTime):(-?[0-9]+)")
 _PARTITION = re.compile(r"Partition:(-?[0-9]+)")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from reference.model.captures import console, kcat
-from reference.model.captures.lines import decode_line, loads_strict, read_lines
-from reference.model.captures.options import InputFormat
-from reference.model.errors import ScenarioError
-from reference.model.record_files import NotJson
+from kssim.reference.model.captures import console, kcat
+from kssim.reference.model.captures.lines import decode_line, loads_strict, read_lines
+from kssim.reference.model.captures.options import InputFormat
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import NotJson
 
 PARQUET_MAGIC = b"PAR1"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator, Tuple
 
-from reference.model.captures.lines import HOLDS_NUL, encoding_problem, loads_strict, not_utf8
-from reference.model.errors import ScenarioError
-from reference.model.record_files import NotJson, not_valid_json
+from kssim.reference.model.captures.lines import HOLDS_NUL, encoding_problem, loads_strict, not_utf8
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import NotJson, not_valid_json
 
 
 def numbered(path) -> Iterator[Tuple[int, object, tuple]]:

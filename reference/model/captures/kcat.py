@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Iterator, Tuple
 
-from reference.model.captures import jsonl
-from reference.model.errors import ScenarioError
+from kssim.reference.model.captures import jsonl
+from kssim.reference.model.errors import ScenarioError
 
 KCAT_FIELDS = ("topic", "partition", "offset", "tstype", "ts", "broker", "headers", "key", "payload",
                "key_error", "payload_error", "key_schema_id", "value_schema_id")

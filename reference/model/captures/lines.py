@@ -18,9 +18,9 @@ from typing import Iterator, Tuple
 
 import orjson
 
-from reference.model.captures.options import TextFormat
-from reference.model.errors import ScenarioError
-from reference.model.record_files import MAX_JSON_DEPTH, NotJson, json_depth_problem, parse_json
+from kssim.reference.model.captures.options import TextFormat
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import MAX_JSON_DEPTH, NotJson, json_depth_problem, parse_json
 
 _loads = orjson.loads
 _JSONDecodeError = orjson.JSONDecodeError

@@ -12,7 +12,7 @@ from typing import Dict, FrozenSet, Mapping, Optional, Tuple
 
 import attrs
 
-from reference.model.errors import KssimError
+from kssim.reference.model.errors import KssimError
 
 
 class InputFormat(str, enum.Enum):
@@ -86,7 +86,7 @@ def default_text_formats(topology) -> Dict[str, Tuple[TextFormat, TextFormat, st
     text (the ``concat`` joiner, the string aggregations). A topology graph runs every topic with
     one JSON serde (``topology-graphs.md``, "Keys, values and their bytes"): its source and sink
     topics are JSON, keys and values."""
-    from reference.model.topology import OPERATOR_INPUT_TOPICS, aggregation_for_topic, key_extractor_of
+    from kssim.reference.model.topology import OPERATOR_INPUT_TOPICS, aggregation_for_topic, key_extractor_of
 
     if topology.operator == "graph":
         why = "a topology graph runs every topic with one JSON serde"

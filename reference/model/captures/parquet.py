@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Iterator, Tuple
 
-from reference.model.captures.lines import loads_strict
-from reference.model.errors import ScenarioError
-from reference.model.record_files import MUST_BE_JSON_TEXT, NotJson, arrow_kind, check_parquet_columns
+from kssim.reference.model.captures.lines import loads_strict
+from kssim.reference.model.errors import ScenarioError
+from kssim.reference.model.record_files import MUST_BE_JSON_TEXT, NotJson, arrow_kind, check_parquet_columns
 
 #: rows per Arrow batch: memory stays flat whatever the file's size
 BATCH_ROWS = 65536

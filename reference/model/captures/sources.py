@@ -7,14 +7,14 @@ from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
-from reference.model.captures import console, detect, jsonl, kcat, parquet
-from reference.model.captures.lines import count_lines, decode_text
-from reference.model.captures.options import (ALL_TOPICS, TEXT_CAPTURE_FORMATS, CaptureOptions, InputFormat,
+from kssim.reference.model.captures import console, detect, jsonl, kcat, parquet
+from kssim.reference.model.captures.lines import count_lines, decode_text
+from kssim.reference.model.captures.options import (ALL_TOPICS, TEXT_CAPTURE_FORMATS, CaptureOptions, InputFormat,
                                               TextFormat, split_input, text_formats)
-from reference.model.errors import KssimError, ScenarioError
-from reference.model.record_files import MAX_LONG, RECORD_FIELDS, RecordProblem, check_record
-from reference.model.records import InputRecord
-from reference.model.topology import ExtractorError, check_extractable
+from kssim.reference.model.errors import KssimError, ScenarioError
+from kssim.reference.model.record_files import MAX_LONG, RECORD_FIELDS, RecordProblem, check_record
+from kssim.reference.model.records import InputRecord
+from kssim.reference.model.topology import ExtractorError, check_extractable
 
 #: the topology's output topic (``reference.model.scenario.OUTPUT_TOPIC``)
 OUTPUT_TOPIC = "output"
@@ -245,7 +245,7 @@ def open_captures(inputs: Sequence, options: Optional[CaptureOptions] = None, to
     ``left``, ``right``). Every file is found, its format known and its records counted here,
     before any record is read (cost: one quick pass over each line-based file, about 0.1 µs a
     line; Parquet: its metadata); bad options are KssimErrors, bad files ScenarioErrors."""
-    from reference.model.topology import input_topics, key_extractor_of
+    from kssim.reference.model.topology import input_topics, key_extractor_of
 
     options = options or CaptureOptions()
     if topics is None:
@@ -270,7 +270,7 @@ def open_captures(inputs: Sequence, options: Optional[CaptureOptions] = None, to
 def topology_outputs(topology) -> tuple:
     """The output topics of ``topology`` (``reference.model.topology.output_topics``; no
     topology: format 1's ``output``)."""
-    from reference.model.topology import output_topics
+    from kssim.reference.model.topology import output_topics
 
     return tuple(output_topics(topology)) if topology is not None else (OUTPUT_TOPIC,)
 

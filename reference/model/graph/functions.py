@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from reference.model.aggregations import Aggregation
-from reference.model.graph.expressions import LONG_MAX, LONG_MIN, json_equal, text, wrap_long
+from kssim.reference.model.aggregations import Aggregation
+from kssim.reference.model.graph.expressions import LONG_MAX, LONG_MIN, json_equal, text, wrap_long
 
 AGGREGATE_NAMES = ("count", "sum", "string_adder", "list")
 REDUCE_NAMES = ("sum", "string_reduce")

@@ -16,9 +16,9 @@ from typing import Callable, Optional
 
 import attrs
 
-from reference.model.graph import expressions as ex
-from reference.model.graph import functions as fn
-from reference.model.topology import JoinWindowSpec, SuppressSpec, TimeWindowSpec, _parse_suppress, _Reader
+from kssim.reference.model.graph import expressions as ex
+from kssim.reference.model.graph import functions as fn
+from kssim.reference.model.topology import JoinWindowSpec, SuppressSpec, TimeWindowSpec, _parse_suppress, _Reader
 
 
 class Kind(enum.Enum):
@@ -220,7 +220,7 @@ class GraphTopology:
     def describe(self, release: str = "3.9") -> str:
         """The text Kafka's ``Topology#describe()`` prints for this DSL program
         (:func:`reference.model.graph.describe.describe_graph`)."""
-        from reference.model.graph.describe import describe_graph
+        from kssim.reference.model.graph.describe import describe_graph
 
         return describe_graph(list(self.source), release)
 

@@ -33,14 +33,14 @@ from typing import Optional
 
 import attrs
 
-from reference.model.aggregations import Aggregation
-from reference.model.errors import TopologyError
-from reference.model.graph import functions as fn
-from reference.model.graph.nodes import (AggregateOp, AggregationType, FilterOp, FlatMapValuesOp, GraphNode,
+from kssim.reference.model.aggregations import Aggregation
+from kssim.reference.model.errors import TopologyError
+from kssim.reference.model.graph import functions as fn
+from kssim.reference.model.graph.nodes import (AggregateOp, AggregationType, FilterOp, FlatMapValuesOp, GraphNode,
                                          GraphTopology, GroupByKeyOp, GroupByOp, JoinOp, JoinType, Kind, MapOp,
                                          MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp, StreamSourceOp, SuppressOp,
                                          TableSourceOp, ToOp, ToStreamOp, ToTableOp, WindowedByOp, WindowType)
-from reference.model.topology import (SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec,
+from kssim.reference.model.topology import (SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec,
                                       WindowAggregateSpec, check_topology)
 
 
@@ -209,7 +209,7 @@ def _kafka_topology(graph: GraphTopology):
     sub-topology numbers are for people; the semantics do not depend on them."""
     if not graph.source:
         return None
-    from reference.model.graph.describe import build_topology
+    from kssim.reference.model.graph.describe import build_topology
 
     try:
         return build_topology(list(graph.source))
@@ -236,7 +236,7 @@ def _kafka_topic_names(topology, edges, internal):
     ``Topology#describe()`` says; without a modelled topology, kssim's names."""
     if topology is None:
         return edges, internal
-    from reference.model.graph.describe import TopicKind
+    from kssim.reference.model.graph.describe import TopicKind
 
     made = {}
     for topic in topology.internal_topics.values():
