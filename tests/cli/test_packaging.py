@@ -4,6 +4,7 @@ plugin. The repository keeps its top-level folders; pyproject.toml maps them int
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -36,8 +37,14 @@ def test_every_package_folder_is_installed_under_the_kssim_namespace():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
+    # built from a copy of the sources: the checkout gets no build/ folder, and no stale one is packaged
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(ROOT, name), source / name)
+    for folder in FOLDERS:
+        shutil.copytree(os.path.join(ROOT, folder), source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), ROOT],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
                    check=True, capture_output=True)
     (path,) = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".whl")]
     return path

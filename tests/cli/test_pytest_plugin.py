@@ -266,7 +266,8 @@ def test_the_fixtures_driver_runs_at_the_release_option(pytester):
 
 def test_spark_runs_every_scenario_in_one_batch_on_the_tests_session(pytester, spark, monkeypatch):
     import kssim.spark_backend.runtime.runner  # noqa: F401 - kept across pytester's module snapshot
-    import kssim.spark_backend.session
+    from kssim import spark_backend
+    import kssim.spark_backend.session  # noqa: F401 (spark_backend.session below)
 
     calls = []
     get_spark = spark_backend.session.get_spark

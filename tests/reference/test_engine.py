@@ -67,7 +67,7 @@ def test_every_operator_of_the_model_table_and_graphs_have_a_reference_module():
 
     assert set(operators.supported_operators()) == set(OPERATOR_KINDS) | {"graph"}
     for name in operators.supported_operators():
-        assert operators._MODULES[name].startswith("reference.")
+        assert operators._MODULES[name].startswith("kssim.reference.")
         assert callable(operators.builder_for(name))
     with pytest.raises(UnsupportedOperator):
         operators.builder_for("no_such_operator")
