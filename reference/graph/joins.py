@@ -32,7 +32,7 @@ from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.topology import KeyExtractorSpec
-from kssim.reference.runtime.explain import Why, show
+from kssim.reference.runtime.explain import show
 from kssim.reference.stores.kv_store import KeyValueStore
 from kssim.reference.stores.subscription_store import SubscriptionStore
 

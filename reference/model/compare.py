@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import enum
 import json
-from typing import List, Optional
+from typing import Optional
 
 import attrs
 

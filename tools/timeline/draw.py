@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import matplotlib
 

@@ -39,7 +39,7 @@ from kssim.reference.model.graph import functions as fn
 from kssim.reference.model.graph.nodes import (AggregateOp, AggregationType, FilterOp, FlatMapValuesOp, GraphNode,
                                          GraphTopology, GroupByKeyOp, GroupByOp, JoinOp, JoinType, Kind, MapOp,
                                          MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp, StreamSourceOp, SuppressOp,
-                                         TableSourceOp, ToOp, ToStreamOp, ToTableOp, WindowedByOp, WindowType)
+                                         TableSourceOp, ToTableOp, WindowedByOp, WindowType)
 from kssim.reference.model.topology import (SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec,
                                       WindowAggregateSpec, check_topology)
 
@@ -77,6 +77,7 @@ class Plan:
     subtopologies: Optional[tuple] = None
 
     def source_of(self, topic: str) -> Optional[int]:
+        """The index of the source node that reads ``topic`` (None: no source reads it)."""
         for n in self.graph.nodes:
             if isinstance(n.op, (StreamSourceOp, TableSourceOp)) and n.op.topic == topic:
                 return n.index
@@ -126,7 +127,7 @@ def _repartition_required(nodes) -> list:
     return required
 
 
-def _needs_repartition(node: GraphNode, port: int, up: GraphNode, required) -> bool:
+def _needs_repartition(node: GraphNode, up: GraphNode, required) -> bool:
     op = node.op
     if isinstance(op, RepartitionOp):
         return True
@@ -187,7 +188,7 @@ def _edges(nodes, required, profile):
                 continue
             up = nodes[up_index]
             topic = None
-            if _needs_repartition(node, port, up, required):
+            if _needs_repartition(node, up, required):
                 if isinstance(node.op, JoinOp) and up_index in shared:
                     topic = shared[up_index]
                 else:
