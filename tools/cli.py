@@ -11,12 +11,15 @@ The command line parses arguments and prints; the work is the packages': the eng
 Exit codes: 0 success; 1 a scenario failed its expectations (or ``check`` skipped scenarios
 without ``--allow-skip``, Kafka Streams would fail a replay, a diff or difftest found a
 divergence); 2 bad input (a malformed file, an impossible topology, an unknown release, an output
-path that would overwrite an input); 130 interrupted.
+path that would overwrite an input); 130 interrupted (Ctrl-C); 143 stopped by SIGTERM, 129 by
+SIGHUP, cleaned up as for Ctrl-C.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 import time
 
 from kssim.reference.model.captures.options import add_capture_options
@@ -399,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      epilog="Exit codes: 0 success; 1 a scenario failed its expectations, check "
                                             "skipped scenarios (without --allow-skip), a comparison found a "
                                             "difference, or Kafka Streams would fail a replay; 2 bad input (one "
-                                            "message naming the file, record and field); 130 interrupted.")
+                                            "message naming the file, record and field); 130 interrupted (Ctrl-C); 143 / 129 stopped by "
+                                            "SIGTERM / SIGHUP, cleaned up as for Ctrl-C.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -538,8 +542,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM (``docker stop``, systemd, CI timeouts, ``timeout(1)``) or SIGHUP (a closed
+    terminal): raised where the program is, so it cleans up exactly as for Ctrl-C (partial
+    outputs and spill folders removed, the reading process ended), then exits 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum, frame):
+    raise Stopped(signum)
+
+
+#: the signals that stop kssim cleanly (as Ctrl-C does)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+        handlers = {signum: signal.signal(signum, _stop) for signum in STOP_SIGNALS}
+    try:
+        return _run(args)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except ScenarioError as exc:
@@ -550,6 +583,9 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except Stopped as exc:
+        print(f"kssim: stopped by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("kssim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

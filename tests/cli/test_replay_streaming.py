@@ -4,6 +4,10 @@ merge of several files processes exactly what the in-memory order does, the outp
 today's (``render.json_line``), and the progress bar never shows when stderr is not a terminal."""
 import json
 import random
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -462,3 +466,44 @@ def test_difftest_shows_its_bar_on_a_terminal_unless_quiet(tmp_path, monkeypatch
     main(args + ["--quiet"])
     assert quiet_terminal.text == ""
     assert "stream_table_join" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_a_replay_cleanly(tmp_path, signum, code):
+    # a capture large enough to be read in a second process and spilled beside the output
+    records = write_jsonl(tmp_path / "in.jsonl", stream_table_rows(400_000))
+    topo = topology(tmp_path, STREAM_TABLE)
+    out = tmp_path / "out.jsonl"
+    replay = subprocess.Popen([sys.executable, "-m", "kssim.tools.cli", "replay", topo, "-i", records, "-o", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    children = []
+    while time.monotonic() < deadline and replay.poll() is None:
+        children = _children(replay.pid)
+        if children and len(list(tmp_path.iterdir())) > 3:  # the reader runs, its spill folder exists
+            break
+        time.sleep(0.05)
+    assert replay.poll() is None, "the replay ended before it could be stopped: make the capture larger"
+    assert children, "no reading process was seen"
+    replay.send_signal(signum)
+    _, err = replay.communicate(timeout=60)
+    assert replay.returncode == code and f"stopped by {signal.Signals(signum).name}" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "topo.yaml"]  # no output, no spill
+    for child in children:
+        assert not _alive(child), "the reading process outlived kssim"
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as handle:
+            return [int(c) for c in handle.read().split()]
+    except OSError:
+        return []
+
+
+def _alive(pid) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split()[2] != "Z"  # a zombie has ended
+    except OSError:
+        return False
