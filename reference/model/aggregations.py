@@ -9,9 +9,10 @@ values reach the aggregator, the merge order) is each engine's own code.
 Named functions (``docs/scenario-format.md``):
 
 - ``count``: init 0, add 1 (a null value counts, as Kafka's ``count`` does); merge ``a + b``.
-- ``sum``: init 0, add the value; merge ``a + b``. Values must be integers (Kafka's tests sum
-  ``Long`` values); a null value is the ``NullPointerException`` of unboxing it
-  (:class:`AggregatorNullValue`, which the engines turn into a failure).
+- ``sum``: init 0, add the value; merge ``a + b``. Values must be integers that fit a Java long
+  (Kafka's tests sum ``Long`` values); sums wrap as Java ``long`` arithmetic does; a null value is
+  the ``NullPointerException`` of unboxing it (:class:`AggregatorNullValue`, which the engines
+  turn into a failure).
 - ``string_adder``: init ``"0"``, add ``agg + "+" + value`` (Java string rules, a null value
   prints ``null``), Kafka's ``MockAggregator.TOSTRING_ADDER``; merge ``a + sep + b``.
 - ``string_reduce``: a reduce: the first value as is, then ``agg + "+" + value``; merge
@@ -71,18 +72,24 @@ class Aggregation:
         return self.merger(key, aggregate1, aggregate2)
 
 
+def _wrap_long(value: int) -> int:
+    """``value`` as a Java ``long`` computes it: 64-bit two's complement, wrapping on overflow
+    (``2^62 + 2^62`` is ``-2^63``), as Kafka's ``Long`` aggregates do."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def _sum_add(key, value, aggregate):
     if value is None:
         raise AggregatorNullValue("sum of a null value")
-    return aggregate + value
+    return _wrap_long(aggregate + value)
 
 
 def named_aggregation(name: str, merge_separator: str = "+") -> Aggregation:
     """The named aggregation ``name`` of the scenario contract (ValueError if unknown)."""
     if name == "count":
-        return Aggregation("count", lambda: 0, lambda k, v, agg: agg + 1, lambda k, a, b: a + b)
+        return Aggregation("count", lambda: 0, lambda k, v, agg: agg + 1, lambda k, a, b: _wrap_long(a + b))
     if name == "sum":
-        return Aggregation("sum", lambda: 0, _sum_add, lambda k, a, b: a + b)
+        return Aggregation("sum", lambda: 0, _sum_add, lambda k, a, b: _wrap_long(a + b))
     if name == "string_adder":
         return Aggregation("string_adder", lambda: "0", lambda k, v, agg: java_str(agg) + "+" + java_str(v),
                            lambda k, a, b: java_str(a) + merge_separator + java_str(b))
@@ -123,4 +130,6 @@ def check_aggregated_value(name, value) -> Optional[str]:
     the loader's check, so a bad value is an error naming the record, not a crash mid-run."""
     if name == "sum" and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         return f"the sum aggregation adds integer values, got {value!r}"
+    if name == "sum" and value is not None and not -(1 << 63) <= value < (1 << 63):
+        return f"the sum aggregation adds Java longs (64 bits), got {value} which does not fit"
     return None

@@ -77,3 +77,14 @@ def test_the_windows_per_record_bound_can_be_raised(tmp_path, capsys, monkeypatc
     capsys.readouterr()
     assert main(["run", str(path), "--format", "jsonl"]) == 0
     assert len(capsys.readouterr().out.splitlines()) == 2  # the record at ts 1 is in windows starting 0 and 1
+
+
+def test_a_sum_value_beyond_a_java_long_is_refused_naming_the_record(tmp_path, capsys):
+    doc = _document({"operator": "window_aggregate", "size_ms": 10, "grace_ms": 0, "aggregation": "sum"})
+    doc["inputs"][0]["value"] = 2 ** 63
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    for engine in ("reference", "spark"):
+        assert main(["run", str(path), "--engine", engine]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: inputs[0].value" in err and "Java longs" in err
