@@ -17,10 +17,14 @@ SIGHUP, cleaned up as for Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 import time
+from typing import Optional
+
+import attrs
 
 from kssim.reference.model.captures.options import add_capture_options
 from kssim.reference.model.compare import Status, check_failure, judge
@@ -28,6 +32,7 @@ from kssim.reference.model.engines import ENGINES, explore, outcome_json, replay
 from kssim.reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
+from kssim.reference.model.record_files import atomic_path
 from kssim.reference.model.scenario import find_scenario_files, load_scenario
 from kssim.reference.model.topology import OPERATOR_KINDS
 from kssim.tools.progress import progress_bar
@@ -162,54 +167,77 @@ def cmd_explore(args) -> int:
     return EXIT_OK
 
 
+@attrs.frozen
+class CheckEntry:
+    """One file's verdict in ``kssim check``: ``status`` pass, fail, skip or invalid; ``name``
+    the scenario's (None when the file could not be loaded); ``detail`` what differs or why."""
+
+    status: str
+    path: str
+    name: Optional[str] = None
+    release: Optional[str] = None
+    operator: Optional[str] = None
+    detail: str = ""
+
+
+_STATUS_NAMES = {Status.PASS: "pass", Status.FAIL: "fail", Status.UNSUPPORTED: "skip"}
+
+
 def cmd_check(args) -> int:
     """Check every scenario; a file that cannot be loaded or run is reported INVALID and the check
     goes on (one bad file never hides the verdict on the others)."""
     started = time.monotonic()
-    counts = {status: 0 for status in Status}
-    invalid = 0
+    if args.junit_xml is not None:
+        _check_report_path(args.junit_xml)
+    report = _print_entry if args.format == "text" else (lambda entry, quiet: None)
+    checked = []
     loaded = []
-    entries = list(_scenario_files_or_problems(args.paths))
-    if not entries:
+    found = list(_scenario_files_or_problems(args.paths))
+    if not found:
         # a CI gate pointed at a wrong folder must not stay green
         raise KssimError(f"no scenario files (.json, .yaml, .yml) found in {', '.join(args.paths)}: nothing to check")
-    bar = progress_bar(len(entries), "files", "loading", quiet=args.quiet)  # stderr, terminals only
-    for path, problem in entries:
+    bar = progress_bar(len(found), "files", "loading", quiet=args.quiet or args.format != "text")
+    for path, problem in found:
         bar.update(1)
         try:
             if problem is not None:
                 raise problem
             loaded.append((path, load_scenario(path, args.release)))
         except KssimError as exc:
-            invalid += 1
             # a ScenarioError's text starts with the file's path
-            print(f"INVALID {exc}" if isinstance(exc, ScenarioError) else f"INVALID {path}: {exc}")
+            text = str(exc) if isinstance(exc, ScenarioError) else f"{path}: {exc}"
+            checked.append(CheckEntry("invalid", path, detail=text))
         except Exception as exc:  # a kssim bug must not stop the other files' check
-            invalid += 1
-            print(f"INVALID {path}: kssim could not load it ({type(exc).__name__}: {exc}); please report this")
+            checked.append(CheckEntry("invalid", path, detail=f"{path}: kssim could not load it "
+                                                              f"({type(exc).__name__}: {exc}); please report this"))
+        else:
+            continue
+        report(checked[-1], args.quiet)
     bar.close()
     results = run_each_isolated(args.engine, [s for _, s in loaded], args.master)
     for (path, scenario), result in zip(loaded, results):
+        about = dict(name=scenario.name, release=scenario.release, operator=scenario.topology.operator)
         if isinstance(result, Exception) and not isinstance(result, UnsupportedOperator):
-            invalid += 1
-            print(f"INVALID {path}: engine {args.engine} could not run it: {error_text(result)}")
-            continue
-        verdict = judge(scenario, result)
-        counts[verdict.status] += 1
-        if verdict.status is Status.PASS:
-            if not args.quiet:
-                print(f"PASS {scenario.name} ({path})")
-        elif verdict.status is Status.UNSUPPORTED:
-            # always printed: a skipped scenario was not checked
-            print(f"SKIP {scenario.name} ({path}): {verdict.detail}")
+            entry = CheckEntry("invalid", path, detail=f"{path}: engine {args.engine} could not run it: "
+                                                       f"{error_text(result)}", **about)
         else:
-            print(f"FAIL {scenario.name} ({path}) [Kafka {scenario.release}, {scenario.topology.operator}]")
-            print("  " + verdict.detail.replace("\n", "\n  "))
+            verdict = judge(scenario, result)
+            entry = CheckEntry(_STATUS_NAMES[verdict.status], path, detail=verdict.detail, **about)
+        checked.append(entry)
+        report(entry, args.quiet)
     elapsed = time.monotonic() - started
-    skipped = counts[Status.UNSUPPORTED]
-    skipped_text = f", {skipped} skipped (not supported by engine {args.engine})" if skipped else ""
-    failed = counts[Status.FAIL]
-    print(f"{counts[Status.PASS]} passed, {failed} failed, {invalid} invalid{skipped_text} in {elapsed:.1f}s")
+    counts = {status: sum(e.status == status for e in checked) for status in ("pass", "fail", "skip", "invalid")}
+    if args.junit_xml is not None:
+        _write_junit(args.junit_xml, checked, args.engine, elapsed)
+    if args.format == "json":
+        totals = {"passed": counts["pass"], "failed": counts["fail"], "skipped": counts["skip"],
+                  "invalid": counts["invalid"]}
+        print(json_line({"engine": args.engine, "seconds": round(elapsed, 3), **totals,
+                         "scenarios": [attrs.asdict(e) for e in checked]}))
+    skipped, failed, invalid = counts["skip"], counts["fail"], counts["invalid"]
+    if args.format == "text":
+        skipped_text = f", {skipped} skipped (not supported by engine {args.engine})" if skipped else ""
+        print(f"{counts['pass']} passed, {failed} failed, {invalid} invalid{skipped_text} in {elapsed:.1f}s")
     if skipped and not args.allow_skip and not failed and not invalid:
         print(f"kssim: {skipped} scenario(s) not checked on engine {args.engine} (pass --allow-skip to accept that)",
               file=sys.stderr)
@@ -218,6 +246,55 @@ def cmd_check(args) -> int:
     if failed or (skipped and not args.allow_skip):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _check_report_path(path: str) -> None:
+    """A report file (``--junit-xml``) must be a ``.xml`` file in an existing folder; it never
+    replaces a scenario (an ``.xml`` is none)."""
+    if not path.endswith(".xml"):
+        raise KssimError(f"--junit-xml {path}: give a file name ending in .xml")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise KssimError(f"--junit-xml {path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise KssimError(f"--junit-xml {path} is a folder: give a file name ending in .xml")
+
+
+def _print_entry(entry: CheckEntry, quiet: bool) -> None:
+    """``check``'s text line(s) for one file."""
+    if entry.status == "pass":
+        if not quiet:
+            print(f"PASS {entry.name} ({entry.path})")
+    elif entry.status == "skip":
+        print(f"SKIP {entry.name} ({entry.path}): {entry.detail}")  # always: a skipped scenario was not checked
+    elif entry.status == "invalid":
+        print(f"INVALID {entry.detail}")
+    else:
+        print(f"FAIL {entry.name} ({entry.path}) [Kafka {entry.release}, {entry.operator}]")
+        print("  " + entry.detail.replace("\n", "\n  "))
+
+
+def _write_junit(path: str, checked, engine: str, seconds: float) -> None:
+    """``check``'s verdicts as JUnit XML (one testcase a file: failure, skipped or error), the
+    format CI systems read; written atomically."""
+    import xml.etree.ElementTree as ET
+
+    counts = {status: sum(e.status == status for e in checked) for status in ("fail", "skip", "invalid")}
+    suite = ET.Element("testsuite", name=f"kssim check ({engine})", tests=str(len(checked)),
+                       failures=str(counts["fail"]), skipped=str(counts["skip"]), errors=str(counts["invalid"]),
+                       time=f"{seconds:.3f}")
+    for entry in checked:
+        case = ET.SubElement(suite, "testcase", classname=os.path.dirname(entry.path) or ".",
+                             name=entry.name or os.path.basename(entry.path), file=entry.path)
+        if entry.status == "fail":
+            ET.SubElement(case, "failure", message=entry.detail.splitlines()[0] if entry.detail else "failed").text = \
+                entry.detail
+        elif entry.status == "skip":
+            ET.SubElement(case, "skipped", message=entry.detail)
+        elif entry.status == "invalid":
+            ET.SubElement(case, "error", message=entry.detail)
+    with atomic_path(path) as temp:
+        ET.ElementTree(suite).write(temp, encoding="utf-8", xml_declaration=True)
 
 
 def _scenario_files_or_problems(paths):
@@ -451,6 +528,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print only failures, invalid files, skipped scenarios and the summary")
     check.add_argument("--release", help="check the scenarios at this Kafka release instead of their semantics "
                                          "(do their expectations hold after an upgrade?), e.g. 3.9")
+    check.add_argument("--format", choices=("text", "json"), default="text",
+                       help="text (default), or json: one JSON object with the counts and each file's verdict "
+                            "(status pass/fail/skip/invalid, path, name, release, operator, detail)")
+    check.add_argument("--junit-xml", metavar="FILE",
+                       help="also write the verdicts as JUnit XML (a testcase per file), for CI; never over an "
+                            "input, written atomically")
     check.add_argument("--allow-skip", action="store_true",
                        help="exit 0 even when scenarios were skipped because the engine lacks their operator "
                             "or feature (by default a skipped scenario makes the exit code 1)")

@@ -1,6 +1,7 @@
 """The kssim command line, as a user runs it."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -266,3 +267,31 @@ def test_explore_bounds_its_schedules_and_says_what_it_does(capsys):
     with pytest.raises(SystemExit):
         main(["explore", "--help"])
     assert "interleavings" in capsys.readouterr().out
+
+
+def test_check_reports_as_json_and_junit_xml_for_ci(capsys, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    shutil.copy(LEFT_31, tmp_path / "good.json")
+    broken = json.loads(open(LEFT_31, encoding="utf-8").read())
+    broken["expected"][0]["ts"] += 1
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    (tmp_path / "bad.json").write_text('{"format": "kssim-scenario/1"}')
+    report = tmp_path / "report.xml"
+    code, out, _ = run_cli(capsys, "check", str(tmp_path), "--format", "json", "--junit-xml", str(report))
+    doc = json.loads(out)
+    assert code == 1 and (doc["passed"], doc["failed"], doc["invalid"], doc["skipped"]) == (1, 1, 1, 0)
+    by_file = {os.path.basename(e["path"]): e for e in doc["scenarios"]}
+    assert by_file["good.json"]["status"] == "pass" and by_file["bad.json"]["status"] == "invalid"
+    assert by_file["broken.json"]["status"] == "fail" and "record #0" in by_file["broken.json"]["detail"]
+    suite = ET.parse(report).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    cases = {os.path.basename(c.get("file")): c for c in suite.iter("testcase")}
+    assert cases["broken.json"].find("failure") is not None and cases["bad.json"].find("error") is not None
+    assert cases["good.json"].find("failure") is None
+
+
+def test_junit_xml_needs_an_xml_file_in_an_existing_folder(capsys, tmp_path):
+    for target in (tmp_path / "report.json", tmp_path / "missing" / "report.xml"):
+        code, _, err = run_cli(capsys, "check", LEFT_31, "--junit-xml", str(target))
+        assert code == 2 and "--junit-xml" in err
