@@ -190,19 +190,24 @@ def _finding(operator, index, original, small, a, b, seed, changed=()) -> Findin
 
 def explained_by(report: str, changed) -> tuple:
     """The changed rules a divergence report's explanations cite: by rule name, or, when they
-    name none, by one of its KIP/JIRA refs (a JIRA several rules share, KAFKA-6455 say, would
-    otherwise cite them all). The report's own list of the rules that differ is not a citation."""
+    name none, by a KIP/JIRA ref that only one changed rule has (a ref several rules share,
+    KIP-962 or KAFKA-6455 say, cites none of them). The report's own list of the rules that
+    differ is not a citation."""
     report = "\n".join(line for line in report.splitlines() if not line.startswith("  rules that differ"))
     # a whole word: suppress_session_close_includes_gap does not cite session_close_includes_gap
     by_name = tuple(rule.name for rule in changed if re.search(rf"(?<!\w){re.escape(rule.name)}(?!\w)", report))
     if by_name:
         return by_name
-    cited = []
-    for rule in changed:
-        refs = [part.strip().split(" ")[0] for part in rule.ref.replace(";", ",").split(",")]
-        if any(ref and ref in report for ref in refs):
-            cited.append(rule.name)
-    return tuple(cited)
+    refs = {rule.name: [part.strip().split(" ")[0] for part in rule.ref.replace(";", ",").split(",")]
+            for rule in changed}
+    owners: dict = {}
+    for name, rule_refs in refs.items():
+        for ref in rule_refs:
+            owners.setdefault(ref, set()).add(name)
+    # a ref cites a rule only when no other changed rule shares it (KIP-962 names a stream-stream
+    # rule and an FK rule: a stream-stream divergence must not be "explained by" the FK one)
+    return tuple(rule.name for rule in changed
+                 if any(ref and len(owners[ref]) == 1 and ref in report for ref in refs[rule.name]))
 
 
 def show_key(key) -> str:
