@@ -198,8 +198,7 @@ def explained_by(report: str, changed) -> tuple:
     by_name = tuple(rule.name for rule in changed if re.search(rf"(?<!\w){re.escape(rule.name)}(?!\w)", report))
     if by_name:
         return by_name
-    refs = {rule.name: [part.strip().split(" ")[0] for part in rule.ref.replace(";", ",").split(",")]
-            for rule in changed}
+    refs = {rule.name: re.findall(r"\b(?:KIP|KAFKA)-\d+\b", rule.ref) for rule in changed}
     owners: dict = {}
     for name, rule_refs in refs.items():
         for ref in rule_refs:
@@ -207,7 +206,7 @@ def explained_by(report: str, changed) -> tuple:
     # a ref cites a rule only when no other changed rule shares it (KIP-962 names a stream-stream
     # rule and an FK rule: a stream-stream divergence must not be "explained by" the FK one)
     return tuple(rule.name for rule in changed
-                 if any(ref and len(owners[ref]) == 1 and ref in report for ref in refs[rule.name]))
+                 if any(len(owners[ref]) == 1 and re.search(rf"\b{ref}\b", report) for ref in refs[rule.name]))
 
 
 def show_key(key) -> str:
