@@ -46,6 +46,9 @@ from kssim.reference.model.records import InputRecord
 from kssim.reference.model.render import json_line, output_as_json
 
 RECORD_FIELDS = ("topic", "partition", "offset", "ts", "key", "value")
+#: fields a replay's own output rows carry (``input``, ``old_value``): accepted and ignored, so an
+#: output file is a valid replay input
+IGNORED_FIELDS = ("input", "old_value")
 REQUIRED_FIELDS = ("topic", "ts", "key", "value")
 #: partitions, offsets and timestamps are Java longs
 MAX_LONG = (1 << 63) - 1
@@ -166,7 +169,8 @@ def no_such_partition(partition, topic, count) -> str:
 
 
 def unknown_field(name) -> str:
-    return f"unknown field {name!r} (expected: {', '.join(RECORD_FIELDS)})"
+    return (f"unknown field {name!r} (expected: {', '.join(RECORD_FIELDS)}; a replay output's "
+            f"{' and '.join(IGNORED_FIELDS)} are ignored)")
 
 
 def check_record(row, topics: Sequence[str], partitions: Optional[Mapping[str, int]] = None):
@@ -187,7 +191,7 @@ def check_record(row, topics: Sequence[str], partitions: Optional[Mapping[str, i
     if not isinstance(row, dict):
         raise RecordProblem(None, "a record must be an object")
     for name in row:
-        if name not in RECORD_FIELDS:
+        if name not in RECORD_FIELDS and name not in IGNORED_FIELDS:
             raise RecordProblem(name, unknown_field(name))
     for name in REQUIRED_FIELDS:
         if name not in row:
@@ -212,6 +216,8 @@ def check_parquet_columns(path, kinds: Mapping[str, str]) -> None:
     or the engine's name of another type): the record fields, of the kinds :data:`PARQUET_KINDS`
     allows. ScenarioError naming the file and the column otherwise."""
     for name, kind in kinds.items():
+        if name in IGNORED_FIELDS:
+            continue
         if name not in RECORD_FIELDS:
             raise ScenarioError(path, f"column {name}", unknown_field(name))
         if kind != "null" and kind not in PARQUET_KINDS[name]:

@@ -258,3 +258,30 @@ def test_timestamp_sync_is_refused_for_graphs(graph, capsys, command):
     err = capsys.readouterr().err
     assert "--order timestamp_sync" in err and "graph.yaml is a topology graph, processed as listed" in err
     assert not (tmp / "out.jsonl").exists()
+
+
+def test_a_replay_output_is_a_valid_replay_input(tmp_path, capsys):
+    # the output rows carry input (and old_value): accepted and ignored, in JSONL and Parquet
+    from kssim.reference.model.record_files import check_parquet_columns, check_record
+
+    first = tmp_path / "first.yaml"
+    first.write_text('format: kssim-scenario/1\nname: a\nsemantics: "3.9"\n'
+                     'topology: {graph: [{stream: orders}, {map_values: {field: n}}, {to: amounts}]}\n')
+    second = tmp_path / "second.yaml"
+    second.write_text('format: kssim-scenario/1\nname: b\nsemantics: "3.9"\n'
+                      'topology: {graph: [{stream: amounts}, {filter: {cmp: ["$value", ">", {const: 1}]}}, '
+                      '{to: big}]}\n')
+    captured = tmp_path / "orders.jsonl"
+    captured.write_text('{"topic":"orders","key":"o1","value":{"n":1},"ts":1}\n'
+                        '{"topic":"orders","key":"o2","value":{"n":5},"ts":2}\n')
+    for fmt in ("jsonl", "parquet"):
+        middle = tmp_path / f"amounts.{fmt}"
+        assert main(["replay", str(first), "-i", str(captured), "-o", str(middle)]) == 0
+        out = tmp_path / f"big-{fmt}.jsonl"
+        assert main(["replay", str(second), "-i", str(middle), "-o", str(out)]) == 0
+        assert [json.loads(line)["key"] for line in out.read_text().splitlines()] == ["o2"]
+    assert check_record({"topic": "t", "ts": 1, "key": "k", "value": 1, "input": 3, "old_value": None}, ("t",))[0] == "t"
+    check_parquet_columns("x.parquet", {"topic": "string", "ts": "integer", "key": "string", "value": "string",
+                                        "input": "integer", "old_value": "string"})
+    with pytest.raises(Exception, match="unknown field 'inputs'"):
+        check_record({"topic": "t", "ts": 1, "key": "k", "value": 1, "inputs": 3}, ("t",))
