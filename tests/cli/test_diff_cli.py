@@ -145,7 +145,7 @@ def test_json_report(case, capsys):
 
 
 @pytest.mark.parametrize("line, where", [
-    ('{"topic":"output","offset":1,"ts":1010,"key":"o2","value":"order2+null","input":3}', "line 2, field input"),
+    ('{"topic":"output","offset":1,"ts":1010,"key":"o2","value":"order2+null","inputs":3}', "line 2, field inputs"),
     ('{"topic":"output","offset":1,"ts":"late","key":"o2","value":"order2+null"}', "line 2, field ts"),
     ('{"topic":"output","offset":1,"ts":1010,"key":"o2","value":"order2+null"', "line 2"),
 ])
