@@ -32,7 +32,7 @@ from kssim.reference.model.engines import ENGINES, explore, outcome_json, replay
 from kssim.reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
-from kssim.reference.model.record_files import atomic_path
+from kssim.reference.model.record_files import STDOUT, atomic_path
 from kssim.reference.model.scenario import find_scenario_files, load_scenario
 from kssim.reference.model.topology import OPERATOR_KINDS
 from kssim.tools.progress import progress_bar
@@ -392,6 +392,9 @@ def cmd_replay(args) -> int:
     from kssim.tools.progress import progress_factory
 
     # before any work: the captures are never overwritten
+    if args.output == STDOUT and args.engine != "reference":
+        raise KssimError("-o - (JSON lines on standard output) is for the reference engine; give the Spark "
+                         "backend an output file")
     check_output_path(args.output, input_paths(args.input))
     if args.drops is not None:
         check_drops_path(args.drops, input_paths(args.input), args.output)
@@ -404,10 +407,13 @@ def cmd_replay(args) -> int:
                      drops=args.drops, progress=progress)
     ignored = getattr(summary, "ignored", None) or {}
     skipped = "".join(f", {n:,} record{'s' if n != 1 else ''} of topic {t} skipped" for t, n in sorted(ignored.items()))
+    summary_stream = sys.stderr if args.output == STDOUT else sys.stdout  # stdout holds the records
     print(f"replayed {', '.join(args.input)} ({scenario.config.order}) through {scenario.topology.operator} "
           f"(Kafka {scenario.release}, engine {args.engine}) in {time.monotonic() - started:.1f}s: "
-          f"{summary.outputs:,} output records written to {args.output}, {summary.dropped:,} drop{'s' if summary.dropped != 1 else ''}"
-          f"{skipped}" + (f" (listed in {args.drops})" if args.drops is not None else ""))
+          f"{summary.outputs:,} output records written to "
+          f"{'standard output' if args.output == STDOUT else args.output}, "
+          f"{summary.dropped:,} drop{'s' if summary.dropped != 1 else ''}"
+          f"{skipped}" + (f" (listed in {args.drops})" if args.drops is not None else ""), file=summary_stream)
     if summary.failure is not None:
         print(f"Kafka Streams would fail while processing input {summary.failure.input_index}: "
               f"{summary.failure.message}", file=sys.stderr)
@@ -549,7 +555,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "order, in one format; repeatable: records are numbered in the order given")
     replay.add_argument("--output", "-o", required=True,
                         help="output file (.jsonl or .parquet) in an existing folder; never an input; written "
-                             "atomically (an existing file is replaced only by a complete output)")
+                             "atomically (an existing file is replaced only by a complete output); - writes JSON "
+                             "lines to standard output (reference engine; the summary then goes to stderr)")
     replay.add_argument("--order", choices=("as_listed", "timestamp_sync"), default=None,
                         help="timestamp_sync (default; a topology graph: as_listed, the only order graphs take): "
                              "Kafka's order: each partition's records in offset order "

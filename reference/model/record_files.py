@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import re
 import secrets
 from typing import Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
@@ -371,12 +372,19 @@ def clashing_input(output, inputs: Iterable, either_way: bool = False) -> Option
     return None
 
 
+#: ``-o -``: a replay's output as JSONL lines on standard output
+STDOUT = "-"
+
+
 def check_output_path(output, inputs: Iterable, suffixes=OUTPUT_SUFFIXES) -> str:
     """Refuse, before any work, an output file that would destroy an input or that cannot be
     written: the output is an input (or lies in an input folder), its folder does not exist, it
     is a folder, or its extension is not ``.jsonl``/``.parquet`` (or one of ``suffixes``:
-    ``kssim timeline`` writes pictures) (OutputPathError, exit 2). Returns the output's format."""
+    ``kssim timeline`` writes pictures) (OutputPathError, exit 2). Returns the output's format;
+    :data:`STDOUT` is JSONL on standard output."""
     output = os.fspath(output)
+    if output == STDOUT and ".jsonl" in suffixes:
+        return "jsonl"
     inputs = [os.fspath(p) for p in inputs]
     clash = clashing_input(output, inputs)
     if clash is not None:
@@ -485,10 +493,12 @@ class OutputWriter:
 
     BATCH = 65536
 
-    def __init__(self, path, fmt: str, with_old_value: bool):
+    def __init__(self, path, fmt: str, with_old_value: bool, sink=None):
         self.fmt, self.with_old_value, self.count = fmt, with_old_value, 0
         self._rows: List[dict] = []
-        if fmt == "parquet":
+        if sink is not None:  # an open binary stream (standard output), JSONL only
+            self._sink = sink
+        elif fmt == "parquet":
             import pyarrow.parquet as pq
 
             self._schema = output_parquet_schema(with_old_value)
@@ -534,6 +544,10 @@ class OutputWriter:
             self._sink.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
             self._rows = []
 
+    def flush(self) -> None:
+        """What was written reaches the stream (a stream kssim does not own stays open)."""
+        self._sink.flush()
+
     def close(self) -> None:
         if self.fmt == "parquet":
             self._flush()
@@ -544,6 +558,13 @@ class OutputWriter:
 def open_output(path, with_old_value: bool = False):
     """An :class:`OutputWriter` on ``path`` (format from its extension), written atomically
     (:func:`atomic_path`): the file appears, complete, only when the block completes."""
+    if os.fspath(path) == STDOUT:
+        writer = OutputWriter(None, "jsonl", with_old_value, sink=sys.stdout.buffer)
+        try:
+            yield writer
+        finally:
+            writer.flush()
+        return
     fmt = output_format(path)
     with atomic_path(path) as temp:
         writer = OutputWriter(temp, fmt, with_old_value)

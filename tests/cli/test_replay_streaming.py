@@ -507,3 +507,17 @@ def _alive(pid) -> bool:
             return handle.read().split()[2] != "Z"  # a zombie has ended
     except OSError:
         return False
+
+
+def test_a_replay_writes_json_lines_to_standard_output_with_o_dash(tmp_path, capsys):
+    records = write_jsonl(tmp_path / "in.jsonl", stream_table_rows(8))
+    topo = topology(tmp_path, STREAM_TABLE)
+    file_out = tmp_path / "out.jsonl"
+    assert main(["replay", topo, "-i", records, "-o", str(file_out)]) == 0
+    capsys.readouterr()
+    assert main(["replay", topo, "-i", records, "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.encode() == file_out.read_bytes()  # the same bytes as the file
+    assert "written to standard output" in captured.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl", "topo.yaml"]
+    assert main(["replay", topo, "-i", records, "-o", "-", "--engine", "spark"]) == 2
