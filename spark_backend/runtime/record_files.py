@@ -355,8 +355,26 @@ def _extractor_problems(keys, values, source, field):
     return pa.array(out, pa.string())
 
 
+def _sum_value_problems(values, checked):
+    """Arrow UDF body: for each row of a topic whose values a ``sum`` adds (``checked``), what the
+    scenario loader's check (``reference.model.aggregations.check_aggregated_value``) says is wrong
+    with its value (JSON text), as ``field value: <message>``, or null."""
+    import pyarrow as pa
+
+    from kssim.reference.model.aggregations import check_aggregated_value
+
+    out = []
+    for value, check in zip(values.to_pylist(), checked.to_pylist()):
+        problem = None
+        if check and value is not None:
+            problem = check_aggregated_value("sum", json.loads(value))
+        out.append(None if problem is None else f"field value: {problem}")
+    return pa.array(out, pa.string())
+
+
 def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None,
-                      with_offsets: bool = True, canonical_values: bool = False, extractor=None, topics=TOPICS):
+                      with_offsets: bool = True, canonical_values: bool = False, extractor=None, topics=TOPICS,
+                      sum_topics: Sequence[str] = ()):
     """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
     folders: Parquet; anything else: JSONL), numbered and checked as the module docstring says
     (``partitions``: topic -> count, default 1); returns ``(records, RecordStats)``.
@@ -367,7 +385,8 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
     idempotence check compares value bytes; keys are always rewritten). ``extractor``: the
     topology's key extractor (``reference.model.topology.key_extractor_of``: an FK join's FK, a
     GlobalKTable join's key mapper); every ``left`` row must hold what it reads, as the scenario
-    loader (and the reference's reader) requires."""
+    loader (and the reference's reader) requires. ``sum_topics``: the topics whose values a ``sum``
+    aggregation adds: each must be an integer that fits a Java long, as the loader requires."""
     from pyspark.sql import functions as F
 
     paths = [str(p) for p in paths]
@@ -414,6 +433,13 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
             .collect()[0]["first"]
         if unreadable is not None and (first_bad is None or unreadable["idx"] < first_bad[0]):
             first_bad = (unreadable["idx"], unreadable["file"], unreadable["problem"])
+    if sum_topics:
+        udf = F.arrow_udf(_sum_value_problems, "string")
+        unaddable = raw.select("idx", "file", udf(F.col("value"), F.col("topic").isin(*sum_topics)).alias("problem")) \
+            .filter(F.col("problem").isNotNull()).groupBy().agg(F.min(F.struct("idx", "file", "problem")).alias("first")) \
+            .collect()[0]["first"]
+        if unaddable is not None and (first_bad is None or unaddable["idx"] < first_bad[0]):
+            first_bad = (unaddable["idx"], unaddable["file"], unaddable["problem"])
     if first_bad is not None:
         idx, file, message = first_bad
         raise ScenarioError(file, f"input record {idx}", message)

@@ -107,7 +107,8 @@ def replay_frames(spark, scenario, record_paths=None, inputs=None, folder=None, 
                                            canonical_values=bool(configs_rows[0]["ktable_emit_on_change"])
                                            or scenario.topology.operator == "fk_join",
                                            extractor=key_extractor_of(scenario.topology),
-                                           topics=input_topics(scenario.topology))
+                                           topics=input_topics(scenario.topology),
+                                           sum_topics=_sum_topics(scenario.topology))
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))
@@ -549,3 +550,10 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _sum_topics(topology) -> tuple:
+    """The input topics whose values the topology's ``sum`` aggregation adds."""
+    from kssim.reference.model.topology import aggregation_for_topic
+
+    return tuple(t for t in input_topics(topology) if aggregation_for_topic(topology, t) == "sum")

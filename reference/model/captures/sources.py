@@ -116,8 +116,11 @@ class Captures:
 
     def __init__(self, sources: List[CaptureSource], plan: TopicPlan, options: CaptureOptions,
                  formats: Mapping[str, Tuple[TextFormat, TextFormat]], partitions: Optional[Mapping[str, int]],
-                 offsets_matter: bool, extractor=None, graph: bool = False):
+                 offsets_matter: bool, extractor=None, graph: bool = False, value_check=None):
         self.sources = sources
+        #: ``(topic, value) -> problem or None``: what the topology's named aggregation cannot add
+        #: (a scenario record's check, ``topology.aggregated_value_problem``); None: nothing checked
+        self.value_check = value_check
         self.total = sum(s.count for s in sources)
         self.plan, self.options = plan, options
         #: topology topic -> (key format, value format) of kcat and console text
@@ -137,7 +140,7 @@ class Captures:
         """The same captures read afresh (no file listed or counted again): e.g. a second pass
         over records a first pass checked, with ``offsets_matter`` False."""
         return Captures(self.sources, self.plan, self.options, self.formats, self.partitions, offsets_matter,
-                        self.extractor, self.graph)
+                        self.extractor, self.graph, self.value_check)
 
     def records(self) -> Iterator[InputRecord]:
         """Every record of every source, in the order given: input indexes from 0."""
@@ -168,7 +171,7 @@ class Captures:
         # topic -> partitions it has (no bound when the caller checks them)
         limits = {t: (MAX_LONG + 1 if partitions is None else partitions.get(t, 1)) for t in self._topics}
         last_offset = self._last_offset if self.offsets_matter else None
-        extractor = self.extractor
+        extractor, value_check = self.extractor, self.value_check
         fields = _FIELDS
         unit, rows = self._rows(source)
         for n, row, raw in rows:
@@ -221,6 +224,10 @@ class Captures:
                     check_extractable(extractor, key, value)
                 except ExtractorError as exc:
                     raise ScenarioError(path, f"{unit} {n}, field {exc.where}", str(exc)) from None
+            if value_check is not None:
+                problem = value_check(topic, value)
+                if problem is not None:
+                    raise ScenarioError(path, f"{unit} {n}, field value", problem)
             yield _new_tuple(InputRecord, (topic, key, value, ts, partition, index))
 
     def _unknown_topic(self, name) -> str:
@@ -264,7 +271,21 @@ def open_captures(inputs: Sequence, options: Optional[CaptureOptions] = None, to
     formats = {topic: text_formats(options, topology, topic) for topic in plan.read.values()}
     extractor = key_extractor_of(topology) if topology is not None and reading == "inputs" else None
     return Captures(sources, plan, options, formats, partitions, offsets_matter, extractor,
-                    graph=topology is not None and topology.operator == "graph")
+                    graph=topology is not None and topology.operator == "graph",
+                    value_check=_value_check(topology) if reading == "inputs" else None)
+
+
+def _value_check(topology):
+    """The scenario loader's check of the values a topology's named aggregation adds (a ``sum``
+    takes integers that fit a Java long), for captured records: None when it adds none."""
+    from kssim.reference.model.topology import aggregated_value_problem, input_topics
+
+    if topology is None or topology.operator == "graph":
+        return None
+    if all(aggregated_value_problem(topology, topic, None) is None and
+           aggregated_value_problem(topology, topic, "x") is None for topic in input_topics(topology)):
+        return None  # no topic's values are checked (no sum)
+    return lambda topic, value: aggregated_value_problem(topology, topic, value)
 
 
 def topology_outputs(topology) -> tuple:
