@@ -39,8 +39,6 @@ from kssim.reference.runtime.operators import builder_for
 from kssim.reference.suppress.processor import KTableSuppressProcessor
 
 
-
-
 class GraphContext(TaskContext):
     """The task context of a graph: :class:`TaskContext` plus the internal-topic writes held until
     the record is done, the topic of the record being processed and the task's stream time."""
