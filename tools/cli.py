@@ -135,6 +135,8 @@ def with_schedule(scenario, text: str):
         raise KssimError(f"--schedule: expected comma-separated queue choices like 0,2,1, got {text!r}") from None
     if any(c < 0 for c in choices):
         raise KssimError(f"--schedule: queue choices are non-negative, got {text!r}")
+    if not choices:
+        raise KssimError("--schedule: give at least one queue choice (like 0,2,1, as kssim explore prints it)")
     config = attrs.evolve(scenario.config, delivery="interleaved", seed=None, schedule=choices)
     return attrs.evolve(scenario, config=config)
 

@@ -90,13 +90,17 @@ def _check_release(release: str) -> None:
 
 
 def _resolve(rootdir: Path, entries) -> tuple:
-    """The files and folders the ini entries name. A plain path that does not exist is a usage
-    error (a typo would otherwise test nothing, silently); a glob may match nothing."""
+    """The files and folders the ini entries name. A plain path that does not exist, or a glob
+    that matches nothing, is a usage error (a typo would otherwise test nothing: a green run
+    without a test)."""
     roots = []
     for entry in entries:
         pattern = os.path.join(rootdir, entry)
         if any(c in entry for c in "*?["):
-            roots.extend(Path(p).resolve() for p in sorted(glob.glob(pattern, recursive=True)))
+            matched = sorted(glob.glob(pattern, recursive=True))
+            if not matched:
+                raise pytest.UsageError(f"{INI_SCENARIOS}: the glob {entry} matches nothing (relative to {rootdir})")
+            roots.extend(Path(p).resolve() for p in matched)
         elif os.path.exists(pattern):
             roots.append(Path(pattern).resolve())
         else:

@@ -295,3 +295,8 @@ def test_junit_xml_needs_an_xml_file_in_an_existing_folder(capsys, tmp_path):
     for target in (tmp_path / "report.json", tmp_path / "missing" / "report.xml"):
         code, _, err = run_cli(capsys, "check", LEFT_31, "--junit-xml", str(target))
         assert code == 2 and "--junit-xml" in err
+
+
+def test_an_empty_schedule_is_refused(capsys):
+    code, _, err = run_cli(capsys, "run", LEFT_31, "--schedule", " , ")
+    assert code == 2 and "at least one queue choice" in err

@@ -109,6 +109,13 @@ def test_an_ini_entry_that_does_not_exist_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*kssim_scenarios: no such file or folder: spec (relative to *"])
 
 
+def test_a_glob_that_matches_nothing_is_a_usage_error(pytester):
+    project(pytester, EAGER_31, ini="kssim_scenarios = specs/*.jsn\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # not a green run without a test
+    result.stderr.fnmatch_lines(["*kssim_scenarios: the glob specs/*.jsn matches nothing (relative to *"])
+
+
 def test_a_broken_expectation_fails_with_checks_first_difference_and_the_explanation(pytester, capsys):
     project(pytester, EAGER_31, SEED_LEFT_31,
             edits={"01-eager-left-null-3.1.yaml": ("value: A-a, ts: 3", "value: A-b, ts: 3")})
