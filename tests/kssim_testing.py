@@ -127,3 +127,21 @@ def results_per_shuffle_partitioning(spark, scenarios, counts=SHUFFLE_PARTITION_
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
     return runs
+
+
+def readme_example(section: str):
+    """The Python block of the README section titled ``section`` (``### ...``): what it prints
+    when run, and what its ``# `` comment lines promise it prints."""
+    import contextlib
+    import io
+    import re
+
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    body = re.split(r"\n##+ ", text.split(f"### {section}", 1)[1], maxsplit=1)[0]
+    code = re.search(r"```python\n(.*?)```", body, re.S).group(1)
+    promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(code, {})
+    return printed.getvalue().splitlines(), promised

@@ -136,6 +136,14 @@ def aggregation_for_topic(spec, topic: str):
     return getattr(spec, "aggregation", None)
 
 
+def summed_topics(topology) -> tuple:
+    """The input topics whose values a format-1 topology's ``sum`` aggregation adds (their values
+    are checked: integers that fit a Java long); a graph's ``sum`` takes any value (INT)."""
+    if topology.operator == "graph":
+        return ()
+    return tuple(t for t in OPERATOR_INPUT_TOPICS[topology.operator] if aggregation_for_topic(topology, t) == "sum")
+
+
 def aggregated_value_problem(spec, topic: str, value) -> Optional[str]:
     """Why ``value`` of a ``topic`` record cannot be aggregated by the topology's named
     aggregation (``reference.model.aggregations.check_aggregated_value``), or None."""

@@ -47,7 +47,7 @@ from kssim.reference.model.record_files import (OutputPathError, ReplaySummary, 
                                           clashing_input, counted, open_output)
 from kssim.reference.model.render import sends_old_values
 from kssim.reference.model.scenario import load_scenario
-from kssim.reference.model.topology import input_topics, key_extractor_of
+from kssim.reference.model.topology import input_topics, key_extractor_of, summed_topics
 
 # absolute imports: spark-submit runs this file as a script
 from kssim.spark_backend.runtime.inputs import IMPLEMENTED, Features, config_frame, config_row, json_text, scenarios_to_frames
@@ -108,7 +108,7 @@ def replay_frames(spark, scenario, record_paths=None, inputs=None, folder=None, 
                                            or scenario.topology.operator == "fk_join",
                                            extractor=key_extractor_of(scenario.topology),
                                            topics=input_topics(scenario.topology),
-                                           sum_topics=_sum_topics(scenario.topology))
+                                           sum_topics=summed_topics(scenario.topology))
         configs, features = config_frame(spark, configs_rows), Features.of(configs_rows)
         if as_listed:
             features = attrs.evolve(features, scan_block=_scan_block(spark, stats.records))
@@ -551,9 +551,3 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-
-def _sum_topics(topology) -> tuple:
-    """The input topics whose values the topology's ``sum`` aggregation adds."""
-    from kssim.reference.model.topology import aggregation_for_topic
-
-    return tuple(t for t in input_topics(topology) if aggregation_for_topic(topology, t) == "sum")

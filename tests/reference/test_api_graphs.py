@@ -419,21 +419,10 @@ def test_the_driver_checks_the_graph_under_its_release():
 
 
 def test_the_readme_example_prints_what_it_says():
-    import contextlib
-    import io
-    import os
-    import re
+    from kssim_testing import readme_example
 
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    with open(os.path.join(root, "README.md"), encoding="utf-8") as handle:
-        text = handle.read()
-    section = re.split(r"\n##+ ", text.split("### Topology graphs in Python", 1)[1], maxsplit=1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(code, {})
-    assert printed.getvalue().splitlines() == promised
+    printed, promised = readme_example("Topology graphs in Python")
+    assert printed == promised
 
 
 def test_a_python_subtractor_is_called_with_the_groups_key():

@@ -4,13 +4,10 @@ callables, and its driver reproduces Kafka's verified outputs (the digest's exam
 SuppressScenarioTest, the windowed conformance corpus) record for record."""
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
-import io
 import json
 import os
-import re
 
 import pytest
 
@@ -32,7 +29,7 @@ from kssim.reference.model.topology import (
 )
 from kssim.reference.runtime.engine import run_scenario
 
-from kssim_testing import BUNDLED, CONFORMANCE, ROOT, assert_passes  # noqa: E402
+from kssim_testing import BUNDLED, CONFORMANCE, assert_passes  # noqa: E402
 
 WINDOWED_OPERATORS = ("session_aggregate", "window_aggregate", "sliding_aggregate", "windowed_table_join")
 METHODS = {"inner": "join", "left": "left_join", "outer": "outer_join"}
@@ -981,12 +978,7 @@ def test_topology_wraps_every_windowed_spec():
 # --- the README's example ----------------------------------------------------------------------------
 
 def test_the_readme_example_prints_what_it_says():
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
-        text = handle.read()
-    section = re.split(r"\n##+ ", text.split("### Windowed aggregations in Python", 1)[1], maxsplit=1)[0]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    promised = [line[2:] for line in code.splitlines() if line.startswith("# ")]
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(code, {})
-    assert printed.getvalue().splitlines() == promised
+    from kssim_testing import readme_example
+
+    printed, promised = readme_example("Windowed aggregations in Python")
+    assert printed == promised

@@ -276,15 +276,12 @@ def open_captures(inputs: Sequence, options: Optional[CaptureOptions] = None, to
 
 
 def _value_check(topology):
-    """The scenario loader's check of the values a topology's named aggregation adds (a ``sum``
-    takes integers that fit a Java long), for captured records: None when it adds none."""
-    from kssim.reference.model.topology import aggregated_value_problem, input_topics
+    """The scenario loader's check of the values a topology's ``sum`` adds (integers that fit a
+    Java long), for captured records: None when it adds none."""
+    from kssim.reference.model.topology import aggregated_value_problem, summed_topics
 
-    if topology is None or topology.operator == "graph":
+    if topology is None or not summed_topics(topology):
         return None
-    if all(aggregated_value_problem(topology, topic, None) is None and
-           aggregated_value_problem(topology, topic, "x") is None for topic in input_topics(topology)):
-        return None  # no topic's values are checked (no sum)
     return lambda topic, value: aggregated_value_problem(topology, topic, value)
 
 

@@ -169,7 +169,7 @@ class JoinOp:
     joiner: str = "pair"
     joiner_separator: str = "+"
     window: Optional[JoinWindowSpec] = None
-    window_api: str = "time_difference"
+    window_api: Optional[str] = None  # None: not given (time_difference for a stream-stream join)
     grace_ms: Optional[int] = None
     foreign_key: object = None
 
@@ -392,14 +392,13 @@ def _parse_join(join_type):
             w.check_known(("before_ms", "after_ms", "grace_ms"))
             window = JoinWindowSpec(before_ms=w.get("before_ms", int), after_ms=w.get("after_ms", int),
                                     grace_ms=w.get("grace_ms", int, default=None, nullable=True))
-        window_api = r.get("window_api", str, default="time_difference", choices=("time_difference", "legacy"))
+        window_api = r.get("window_api", str, default=None, choices=("time_difference", "legacy"))
         grace = r.get("grace_ms", int, default=None, nullable=True)
         foreign_key = None
         if "foreign_key" in arg:
             foreign_key = ex.parse_expr(arg["foreign_key"], f"{where}.foreign_key", fail)
         # the other side's node index is resolved by parse_graph (ids are resolved against earlier nodes)
-        return JoinOp(join_type, other, joiner, separator, window, window_api, grace, foreign_key), \
-            ("window_api" in arg)
+        return JoinOp(join_type, other, joiner, separator, window, window_api, grace, foreign_key)
     return parse
 
 
@@ -496,9 +495,6 @@ def _parse_node(item, index, nodes, ids, fail, where) -> GraphNode:
             raise fail(where if "from" not in item else f"{where}.from",
                        f"{name} takes a {accepted}, but its upstream (node {upstream}) is a {up.kind.value}")
         op = operation.parse(item[name], op_where, fail, up.kind)
-        explicit_window_api = False
-        if isinstance(op, tuple):
-            op, explicit_window_api = op
         if operation.binary:
             op = _resolve_other(op, name, item[name], index, nodes, ids, fail, op_where)
         kind = operation.results[up.kind]
@@ -507,7 +503,7 @@ def _parse_node(item, index, nodes, ids, fail, where) -> GraphNode:
             raise fail(op_where, f"{name} needs plain keys, but its upstream (node {upstream}) has windowed keys "
                                  "(select_key or map give plain keys)")
         if isinstance(op, JoinOp):
-            kind = _check_join(op, up, nodes[op.other], explicit_window_api, fail, op_where)
+            kind = _check_join(op, up, nodes[op.other], fail, op_where)
         if isinstance(op, SuppressOp) and op.spec.until == "window_close" and up.windowed is None:
             raise fail(f"{op_where}.until", "Suppressed.untilWindowCloses needs a table with windowed keys (Kafka: "
                                             "'Window close time is only defined for windowed computations'); "
@@ -579,7 +575,7 @@ def _windowed_keys(name, op, up, nodes) -> Optional[WindowedKeys]:
     return None
 
 
-def _check_join(op: JoinOp, left: GraphNode, right: GraphNode, explicit_window_api: bool, fail, where) -> Kind:
+def _check_join(op: JoinOp, left: GraphNode, right: GraphNode, fail, where) -> Kind:
     """The join's kind from its two sides (the spec's Joins table); errors for any other combination."""
     if right.windowed is not None:
         raise fail(f"{where}.other", f"a join needs plain keys, but node {right.index} has windowed keys")
@@ -590,7 +586,7 @@ def _check_join(op: JoinOp, left: GraphNode, right: GraphNode, explicit_window_a
         if op.foreign_key is not None or op.grace_ms is not None:
             raise fail(where, "a stream-stream join takes window (and window_api), not foreign_key or grace_ms")
         return S
-    if op.window is not None or explicit_window_api:
+    if op.window is not None or op.window_api is not None:
         raise fail(f"{where}.window", "only a stream-stream join takes a window")
     if pair == (S, T):
         if op.type is JoinType.OUTER:

@@ -38,7 +38,7 @@ from kssim.reference.model.errors import TopologyError
 from kssim.reference.model.graph import functions as fn
 from kssim.reference.model.graph.nodes import (AggregateOp, AggregationType, FilterOp, FlatMapValuesOp, GraphNode,
                                          GraphTopology, GroupByKeyOp, GroupByOp, JoinOp, JoinType, Kind, MapOp,
-                                         MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp, StreamSourceOp, SuppressOp,
+                                         MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp, SuppressOp,
                                          TableSourceOp, ToTableOp, WindowedByOp, WindowType)
 from kssim.reference.model.topology import (SessionAggregateSpec, SlidingAggregateSpec, StreamStreamJoinSpec,
                                       WindowAggregateSpec, check_topology)
@@ -75,13 +75,6 @@ class Plan:
     #: per graph node, the sub-topology (``Topology#describe()``'s number) its processor is in;
     #: None where the built topology could not be modelled (a graph built in code without its JSON)
     subtopologies: Optional[tuple] = None
-
-    def source_of(self, topic: str) -> Optional[int]:
-        """The index of the source node that reads ``topic`` (None: no source reads it)."""
-        for n in self.graph.nodes:
-            if isinstance(n.op, (StreamSourceOp, TableSourceOp)) and n.op.topic == topic:
-                return n.index
-        return None
 
 
 def compile_graph(graph: GraphTopology, profile, store: str = "rocksdb") -> Plan:
@@ -350,10 +343,10 @@ def _operator_spec(node: GraphNode, nodes):
     """The format-1 spec a join or windowed aggregation runs on (None for other nodes)."""
     op = node.op
     if isinstance(op, JoinOp) and node.kind is Kind.STREAM and nodes[op.other].kind is Kind.STREAM:
-        window = op.window
-        if op.window_api == "time_difference" and window.grace_ms is None:
+        window, window_api = op.window, op.window_api or "time_difference"
+        if window_api == "time_difference" and window.grace_ms is None:
             window = attrs.evolve(window, grace_ms=0)  # ofTimeDifferenceWithNoGrace
-        return StreamStreamJoinSpec(join=op.type.format1, window=window, window_api=op.window_api,
+        return StreamStreamJoinSpec(join=op.type.format1, window=window, window_api=window_api,
                                     joiner=fn.graph_joiner(op.joiner, op.joiner_separator))
     if isinstance(op, AggregateOp) and nodes[node.upstream].kind is Kind.WINDOWED_STREAM:
         w = nodes[node.upstream].op
