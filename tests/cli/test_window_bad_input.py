@@ -88,3 +88,12 @@ def test_a_sum_value_beyond_a_java_long_is_refused_naming_the_record(tmp_path, c
         assert main(["run", str(path), "--engine", engine]) == 2
         err = capsys.readouterr().err
         assert f"{path}: inputs[0].value" in err and "Java longs" in err
+
+
+def test_the_windows_per_record_bound_is_inclusive(tmp_path, capsys):
+    for size, code in ((100_000, 0), (100_001, 2)):  # at the bound runs, one window more is refused
+        path = tmp_path / f"hopping-{size}.json"
+        path.write_text(json.dumps(_document({"operator": "window_aggregate", "size_ms": size, "advance_ms": 1,
+                                              "grace_ms": 0})))
+        assert main(["run", str(path), "--format", "jsonl"]) == code
+        capsys.readouterr()
