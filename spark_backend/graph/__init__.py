@@ -1,0 +1,1 @@
+"""Topology graphs on Spark: one stage per plan node, level by level (:mod:`.runner`)."""

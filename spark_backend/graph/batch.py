@@ -1,0 +1,84 @@
+"""A batch of graph scenarios as the stages see it: the plans (the shared model's compile step),
+each node's settings per (scenario, node), and the helpers that turn settings into small
+broadcast frames.
+
+Settings live per (scenario, node) instance, never in one wide row per scenario: a stage reads
+only the instances of its operation (:meth:`GraphBatch.instances`), and a Python function the
+stage needs (a compiled mapper) is looked up by ``(sid, node)``.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+import attrs
+
+from kssim.reference.model.graph.plan import Plan
+
+
+@attrs.frozen
+class Instance:
+    """One node of one scenario: its plan, and the scenario's release profile and config."""
+
+    sid: int
+    plan: Plan
+    node_plan: object
+    profile: object
+    config: object
+
+    @property
+    def node(self):
+        return self.node_plan.node
+
+    @property
+    def index(self) -> int:
+        return self.node_plan.node.index
+
+    @property
+    def label(self) -> str:
+        """How drops name the node (the reference's processor name)."""
+        return f"graph[{self.index}] {self.node.name}"
+
+
+class GraphBatch:
+    """The scenarios of one job (``sids[i]`` the id of ``scenarios[i]``) and their plans."""
+
+    def __init__(self, spark, scenarios: Sequence, sids: Sequence[int], plans: Sequence[Plan]):
+        self.spark = spark
+        self.scenarios = {sid: s for sid, s in zip(sids, scenarios)}
+        self.plans: Dict[int, Plan] = {sid: p for sid, p in zip(sids, plans)}
+        self.depths: Dict[Tuple[int, int], int] = {}
+        for sid, plan in self.plans.items():
+            for index, depth in enumerate(node_depths(plan)):
+                self.depths[(sid, index)] = depth
+
+    @property
+    def max_depth(self) -> int:
+        return max(self.depths.values(), default=-1)
+
+    def instance(self, sid: int, index: int) -> Instance:
+        scenario, plan = self.scenarios[sid], self.plans[sid]
+        return Instance(sid, plan, plan.nodes[index], scenario.profile, scenario.config)
+
+    def instances(self, op_classes, depth=None) -> List[Instance]:
+        """Every node instance whose operation is one of ``op_classes`` (at ``depth`` if given)."""
+        out = []
+        for sid, plan in self.plans.items():
+            for node_plan in plan.nodes:
+                index = node_plan.node.index
+                if isinstance(node_plan.node.op, op_classes) and (depth is None or self.depths[(sid, index)] == depth):
+                    out.append(self.instance(sid, index))
+        return out
+
+    def frame(self, rows: List[tuple], ddl: str):
+        """A small frame of settings rows (to broadcast-join on ``sid, node``)."""
+        return self.spark.createDataFrame(rows, ddl)
+
+
+def node_depths(plan: Plan) -> List[int]:
+    """Each node's level: 0 for sources, else one more than its deepest input. Nodes are listed
+    after their inputs (the graph's order), so one pass settles them."""
+    depths: List[int] = []
+    for node_plan in plan.nodes:
+        inputs = [i for i in node_plan.node.inputs if i is not None]
+        depths.append(0 if not inputs else 1 + max(depths[i] for i in inputs))
+    return depths

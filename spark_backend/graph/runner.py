@@ -1,0 +1,189 @@
+"""Run topology graphs on Spark: a batch of graph scenarios, one stage per plan node, level by level.
+
+Every scenario's graph is compiled by the shared model (:func:`reference.model.graph.plan.compile_graph`,
+the same plan the reference engine builds from). A node's *level* is the longest path from a
+source to it; the batch is run level by level: the arrivals of every node of level ``L`` in every
+scenario (one frame, checkpointed so that each level is computed once) go to the stage of their
+node's kind (:mod:`spark_backend.graph.stages`), and what the stages emit is routed along the
+plan's edges (:mod:`spark_backend.graph.routing`) to nodes of deeper levels. A batch of hundreds
+of different graphs is thus a handful of Spark jobs, one per level, plus the final collect.
+
+The outputs, drops and failures of every stage are collected at the end and put in order on the
+driver by their order key (:mod:`spark_backend.graph.flow`), so the result is byte-identical
+whatever the partitioning. Kafka Streams dies at the first failure in processing order: what was
+emitted or dropped before it is kept, nothing after it.
+"""
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Optional, Sequence
+
+from kssim.reference.model.codes import DropReason, FailureCode
+from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator
+from kssim.reference.model.graph.nodes import StreamSourceOp, TableSourceOp
+from kssim.reference.model.graph.plan import Plan, compile_graph
+from kssim.reference.model.keys import key_text
+from kssim.reference.model.records import NO_OLD_VALUE, Drop, OutputRecord, RunResult, windowed_key
+
+from kssim.spark_backend.graph import flow, routing
+from kssim.spark_backend.graph.batch import GraphBatch
+from kssim.spark_backend.graph.mappers import value_text
+from kssim.spark_backend.graph.stages import STAGES, stage_of
+
+OUTPUT, DROP, FAILURE = 0, 1, 2
+EVENT_DDL = ("etype INT, sid INT, ok ARRAY<BIGINT>, idx BIGINT, topic STRING, key STRING, value STRING, "
+             "ts BIGINT, wstart BIGINT, wend BIGINT, node INT, where STRING, code STRING")
+
+
+def unsupported(plan: Plan) -> Optional[UnsupportedOperator]:
+    """Why the Spark backend cannot run this plan yet, or None."""
+    nodes = plan.graph.nodes
+    for node_plan in plan.nodes:
+        node = node_plan.node
+        stage = stage_of(node, nodes)
+        if stage not in STAGES:
+            return UnsupportedOperator(f"the Spark backend does not run graph node {node.where} "
+                                       f"({node.name}: {stage.replace('_', ' ')}) yet")
+    if not heap_free(plan):
+        return UnsupportedOperator("the Spark backend does not run a graph in which one input can reach two "
+                                   "internal topics (TopologyTestDriver's heap of internal queues) yet")
+    return None
+
+
+def heap_free(plan: Plan) -> bool:
+    """Can the records one input causes be on one internal topic at most? Then the task takes them
+    in the order they were written (one FIFO queue), which the order key encodes; with two
+    topics, ``TopologyTestDriver``'s heap of queues decides (not modelled here yet)."""
+    reach: List[set] = []
+    for node_plan in plan.nodes:
+        topics = set()
+        for i in node_plan.node.inputs:
+            if i is not None:
+                topics |= reach[i]
+        reach.append(topics)
+        for edge in node_plan.children:
+            if edge.repartition is not None:
+                reach[-1] = reach[-1] | {edge.repartition}
+    # a node's topics are those written by it or above it; what its children read is above them
+    totals: List[set] = []
+    for index, node_plan in enumerate(plan.nodes):
+        above = set()
+        for i in node_plan.node.inputs:
+            if i is not None:
+                above |= totals[i]
+        totals.append(above | reach[index])
+    return all(len(t) <= 1 for t in totals)
+
+
+def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, object]:
+    """Run graph scenarios as one batch: ``{sid: RunResult or UnsupportedOperator}``."""
+    results: Dict[int, object] = {}
+    runnable, plans = [], []
+    for sid, scenario in zip(sids, scenarios):
+        plan = compile_graph(scenario.topology, scenario.profile, scenario.config.store)
+        refusal = unsupported(plan)
+        if refusal is not None:
+            results[sid] = refusal
+        else:
+            runnable.append((sid, scenario))
+            plans.append(plan)
+    if not runnable:
+        return results
+    batch = GraphBatch(spark, [s for _, s in runnable], [sid for sid, _ in runnable], plans)
+    events = _run_levels(batch)
+    by_sid: Dict[int, list] = {sid: [] for sid, _ in runnable}
+    for row in events.collect():
+        by_sid[row["sid"]].append(row)
+    for sid, rows in by_sid.items():
+        results[sid] = _result(batch, sid, rows)
+    return results
+
+
+def _run_levels(batch: GraphBatch):
+    from pyspark.sql import functions as F
+
+    stage_names = {(sid, n.node.index): stage_of(n.node, plan.graph.nodes)
+                   for sid, plan in batch.plans.items() for n in plan.nodes}
+    edge_rows = []
+    for sid, plan in batch.plans.items():
+        edge_rows += routing.edge_rows(sid, plan, lambda node, s=sid: stage_names[(s, node.index)],
+                                       lambda s, i: batch.depths[(s, i)])
+    edges = batch.frame(edge_rows, routing.EDGE_DDL)
+    pending = [_source_arrivals(batch, stage_names)]
+    width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
+    outputs, drops, failures = [], [], []
+    for level in range(batch.max_depth + 1):
+        # unions add up their partitions: coalesced, or the tasks multiply level after level
+        arrivals = flow.union_all([p.filter(F.col("depth") == level) for p in pending]).coalesce(width)
+        arrivals = arrivals.localCheckpoint()
+        routed_here = []
+        present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
+        for name in present:
+            instances = [batch.instance(sid, index) for (sid, index), n in sorted(stage_names.items())
+                         if n == name and batch.depths[(sid, index)] == level]
+            result = STAGES[name](arrivals.filter(F.col("op") == name), instances, batch)
+            outputs.append(result.outputs)
+            drops.append(result.drops)
+            failures.append(result.failures)
+            if result.emitted is not None:
+                routed, dropped = routing.route(result.emitted, edges)
+                routed_here.append(routed)
+                drops.append(dropped)
+        if routed_here and level < batch.max_depth:
+            # computed once: deeper levels read it, possibly several of them
+            pending.append(flow.union_all(routed_here).filter(F.col("depth") > level).coalesce(width).localCheckpoint())
+    return _events(batch, outputs, drops, failures)
+
+
+def _events(batch, outputs, drops, failures):
+    from pyspark.sql import functions as F
+
+    parts = []
+    for etype, frames in ((OUTPUT, outputs), (DROP, drops), (FAILURE, failures)):
+        frame = flow.union_all(frames)
+        if frame is not None:
+            parts.append(flow.select_columns(frame, EVENT_DDL, etype=F.lit(etype),
+                                             code=F.col("reason") if etype == DROP else
+                                             (F.col("code") if etype == FAILURE else None)))
+    return flow.union_all(parts).coalesce(1) if parts else batch.frame([], EVENT_DDL)
+
+
+def _source_arrivals(batch: GraphBatch, stage_names):
+    rows = []
+    for sid, scenario in batch.scenarios.items():
+        plan = batch.plans[sid]
+        readers: Dict[str, list] = {}
+        for node_plan in plan.nodes:
+            op = node_plan.node.op
+            if isinstance(op, (StreamSourceOp, TableSourceOp)):
+                readers.setdefault(op.topic, []).append(node_plan.node.index)
+        for rec in scenario.inputs:
+            for rank, index in enumerate(readers.get(rec.topic, ())):
+                rows.append((sid, index, 0, stage_names[(sid, index)], 0, [rec.index, flow.INPUT_TAKE, rank],
+                             [rec.index, flow.INPUT_TAKE], rec.index, rec.ts, key_text(rec.key),
+                             value_text(rec.value), None, None, None, None))
+    return batch.frame(rows, flow.ARRIVAL_DDL)
+
+
+def _shown_key(row):
+    key = None if row["key"] is None else json.loads(row["key"])
+    return key if row["wstart"] is None else windowed_key(key, row["wstart"], row["wend"])
+
+
+def _result(batch: GraphBatch, sid: int, rows) -> RunResult:
+    rows = sorted(rows, key=lambda r: (list(r["ok"]), r["etype"]))
+    failure = next((r for r in rows if r["etype"] == FAILURE), None)
+    if failure is not None:  # Kafka Streams dies there: what came before it is kept
+        rows = [r for r in rows if list(r["ok"]) < list(failure["ok"])]
+    outputs, drops = [], []
+    for r in rows:
+        if r["etype"] == OUTPUT:
+            value = None if r["value"] is None else json.loads(r["value"])
+            outputs.append(OutputRecord(r["topic"], 0, _shown_key(r), value, r["ts"], r["idx"], NO_OLD_VALUE))
+        elif r["etype"] == DROP:
+            where = r["where"] if r["where"] is not None else batch.instance(sid, r["node"]).label
+            drops.append(Drop(r["idx"], DropReason.from_code(r["code"]), None, where))
+    return RunResult(outputs=tuple(outputs), drops=tuple(drops),
+                     failure=None if failure is None else KafkaWouldFail(failure["idx"],
+                                                                         FailureCode.from_code(failure["code"])))
+

@@ -1,0 +1,97 @@
+"""The stages of stateless stream nodes: each a function of its arrivals alone, row by row.
+
+- ``stream`` (a source): every record as it is;
+- ``filter`` / ``filter_not`` (``KStreamFilter``): the predicate on every record, null key and
+  value included; a record that fails is dropped (``filtered``);
+- ``map_values``, ``select_key``, ``map``, and ``KStream#group_by`` (its key selection): the mappers
+  on every record; a key mapper's result is a plain key (the window of a windowed key is gone);
+- ``flat_map_values`` (``KStreamFlatMapValues``): a list gives a record per element, in order (the
+  element's position extends the order key), null gives none (dropped, ``filtered``), anything
+  else one record;
+- ``merge``, ``group_by_key``, ``windowed_by``, ``repartition``: records go on as they are (the
+  repartition itself is an edge of the plan, :mod:`spark_backend.graph.routing`);
+- ``to_stream`` (``KTableImpl#toStream``): a table change's new value;
+- ``to`` (a sink): an output record of the topic.
+"""
+from __future__ import annotations
+
+from typing import List
+
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.graph import expressions as ex
+from kssim.reference.model.graph.nodes import FilterOp, FlatMapValuesOp, GroupByOp, MapOp, SelectKeyOp
+
+from kssim.spark_backend.graph import flow, mappers
+from kssim.spark_backend.graph.batch import Instance
+
+
+def pass_through(arrivals, instances: List[Instance], batch) -> flow.StageResult:
+    return flow.StageResult(emitted=flow.records(arrivals))
+
+
+def to_stream(arrivals, instances, batch) -> flow.StageResult:
+    return flow.StageResult(emitted=flow.records(arrivals, old=None, latest=None))
+
+
+def stream_filter(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    functions = {}
+    for inst in instances:
+        op: FilterOp = inst.node.op
+        test = ex.compile_pred(op.predicate)
+        functions[(inst.sid, inst.index)] = (lambda t, negate: lambda k, v: bool(t(k, v)) is not negate)(test, op.negate)
+    tested = arrivals.select("*", mappers.predicate(functions).alias("passes"))
+    return flow.StageResult(
+        emitted=flow.records(tested.filter(F.col("passes"))),
+        drops=flow.drops(tested.filter(~F.col("passes")), DropReason.FILTERED.code))
+
+
+def _compiled(instances, field: str):
+    return {(inst.sid, inst.index): ex.compile_expr(getattr(inst.node.op, field)) for inst in instances}
+
+
+def stream_map_values(arrivals, instances, batch) -> flow.StageResult:
+    return flow.StageResult(emitted=flow.records(arrivals, value=mappers.expression(_compiled(instances, "mapper"))))
+
+
+def select_key(arrivals, instances, batch) -> flow.StageResult:
+    """``select_key`` and ``KStream#group_by``: a new plain key, the same value."""
+    from pyspark.sql import functions as F
+
+    field = {SelectKeyOp: "mapper", GroupByOp: "key"}
+    functions = {}
+    for inst in instances:
+        functions[(inst.sid, inst.index)] = ex.compile_expr(getattr(inst.node.op, field[type(inst.node.op)]))
+    return flow.StageResult(emitted=flow.records(
+        arrivals, key=mappers.expression(functions, as_key=True), wstart=F.lit(None), wend=F.lit(None)))
+
+
+def stream_map(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    keys = {(i.sid, i.index): ex.compile_expr(i.node.op.key) for i in instances if isinstance(i.node.op, MapOp)}
+    mapped = arrivals.select("*", mappers.expression(keys, as_key=True).alias("new_key"),
+                             mappers.expression(_compiled(instances, "value")).alias("new_value"))
+    return flow.StageResult(emitted=flow.records(mapped, key="new_key", value="new_value",
+                                                 wstart=F.lit(None), wend=F.lit(None)))
+
+
+def flat_map_values(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    assert all(isinstance(i.node.op, FlatMapValuesOp) for i in instances)
+    listed = arrivals.select("*", mappers.elements(_compiled(instances, "mapper")).alias("elements"))
+    exploded = listed.filter(F.col("elements").isNotNull()).select("*", F.posexplode("elements").alias("pos", "element"))
+    return flow.StageResult(
+        emitted=flow.records(exploded, value="element", ok=flow.extend(F.col("ok"), F.col("pos"))),
+        drops=flow.drops(listed.filter(F.col("elements").isNull()), DropReason.FILTERED.code))
+
+
+def sink(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    topics = batch.frame([(i.sid, i.index, i.node.op.topic) for i in instances], "sid INT, node INT, topic STRING")
+    written = arrivals.join(F.broadcast(topics), ["sid", "node"])
+    return flow.StageResult(outputs=flow.select_columns(written, flow.OUTPUT_DDL))
+

@@ -1,0 +1,2 @@
+"""(being built)"""
+STAGES: dict = {}
