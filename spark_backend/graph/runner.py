@@ -30,13 +30,17 @@ from kssim.spark_backend.graph.batch import GraphBatch
 from kssim.spark_backend.graph.mappers import value_text
 from kssim.spark_backend.graph.stages import STAGES, stage_of
 
-OUTPUT, DROP, FAILURE = 0, 1, 2
-EVENT_DDL = ("etype INT, sid INT, ok ARRAY<BIGINT>, idx BIGINT, topic STRING, key STRING, value STRING, "
-             "ts BIGINT, wstart BIGINT, wend BIGINT, node INT, where STRING, code STRING")
+#: the kinds of rows a level leaves: records on their way to a deeper node, and events
+ARRIVAL, OUTPUT, DROP, FAILURE = 3, 0, 1, 2
+#: every row a level leaves: an arrival's columns, and an event's (an output's topic; a drop's or
+#: a failure's place and code)
+LEVEL_DDL = "etype INT, " + flow.ARRIVAL_DDL + ", topic STRING, where STRING, code STRING"
 
 
-def unsupported(plan: Plan) -> Optional[UnsupportedOperator]:
+def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
     """Why the Spark backend cannot run this plan yet, or None."""
+    if config.caching:
+        return UnsupportedOperator("the Spark backend does not run graphs with config.caching yet")
     nodes = plan.graph.nodes
     for node_plan in plan.nodes:
         node = node_plan.node
@@ -81,7 +85,7 @@ def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, obj
     runnable, plans = [], []
     for sid, scenario in zip(sids, scenarios):
         plan = compile_graph(scenario.topology, scenario.profile, scenario.config.store)
-        refusal = unsupported(plan)
+        refusal = unsupported(plan, scenario.config)
         if refusal is not None:
             results[sid] = refusal
         else:
@@ -90,7 +94,7 @@ def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, obj
     if not runnable:
         return results
     batch = GraphBatch(spark, [s for _, s in runnable], [sid for sid, _ in runnable], plans)
-    events = _run_levels(batch)
+    events = _run_levels(batch)  # one Spark job per level, then this collect
     by_sid: Dict[int, list] = {sid: [] for sid, _ in runnable}
     for row in events.collect():
         by_sid[row["sid"]].append(row)
@@ -109,43 +113,36 @@ def _run_levels(batch: GraphBatch):
         edge_rows += routing.edge_rows(sid, plan, lambda node, s=sid: stage_names[(s, node.index)],
                                        lambda s, i: batch.depths[(s, i)])
     edges = batch.frame(edge_rows, routing.EDGE_DDL)
-    pending = [_source_arrivals(batch, stage_names)]
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
-    outputs, drops, failures = [], [], []
+    done = [_rows(_source_arrivals(batch, stage_names), ARRIVAL)]  # each level's rows, computed once
     for level in range(batch.max_depth + 1):
-        # unions add up their partitions: coalesced, or the tasks multiply level after level
-        arrivals = flow.union_all([p.filter(F.col("depth") == level) for p in pending]).coalesce(width)
-        arrivals = arrivals.localCheckpoint()
-        routed_here = []
+        arrivals = flow.select_columns(flow.union_all(
+            [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]), flow.ARRIVAL_DDL)
+        parts = []
         present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
         for name in present:
             instances = [batch.instance(sid, index) for (sid, index), n in sorted(stage_names.items())
                          if n == name and batch.depths[(sid, index)] == level]
             result = STAGES[name](arrivals.filter(F.col("op") == name), instances, batch)
-            outputs.append(result.outputs)
-            drops.append(result.drops)
-            failures.append(result.failures)
+            parts += [_rows(result.outputs, OUTPUT), _rows(result.drops, DROP), _rows(result.failures, FAILURE)]
             if result.emitted is not None:
                 routed, dropped = routing.route(result.emitted, edges)
-                routed_here.append(routed)
-                drops.append(dropped)
-        if routed_here and level < batch.max_depth:
-            # computed once: deeper levels read it, possibly several of them
-            pending.append(flow.union_all(routed_here).filter(F.col("depth") > level).coalesce(width).localCheckpoint())
-    return _events(batch, outputs, drops, failures)
+                parts += [_rows(routed, ARRIVAL), _rows(dropped, DROP)]
+        parts = [p for p in parts if p is not None]
+        if parts:
+            # one job per level; unions add up their partitions: coalesced, or the tasks multiply
+            done.append(flow.union_all(parts).coalesce(width).localCheckpoint())
+    return flow.union_all([d.filter(F.col("etype") != ARRIVAL) for d in done]).coalesce(1)
 
 
-def _events(batch, outputs, drops, failures):
+def _rows(frame, etype: int):
+    """A stage's frame of one kind as rows of a level (:data:`LEVEL_DDL`), or None."""
     from pyspark.sql import functions as F
 
-    parts = []
-    for etype, frames in ((OUTPUT, outputs), (DROP, drops), (FAILURE, failures)):
-        frame = flow.union_all(frames)
-        if frame is not None:
-            parts.append(flow.select_columns(frame, EVENT_DDL, etype=F.lit(etype),
-                                             code=F.col("reason") if etype == DROP else
-                                             (F.col("code") if etype == FAILURE else None)))
-    return flow.union_all(parts).coalesce(1) if parts else batch.frame([], EVENT_DDL)
+    if frame is None:
+        return None
+    code = {DROP: F.col("reason"), FAILURE: F.col("code")}.get(etype)
+    return flow.select_columns(frame, LEVEL_DDL, etype=F.lit(etype), code=code)
 
 
 def _source_arrivals(batch: GraphBatch, stage_names):
