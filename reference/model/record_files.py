@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import re
@@ -75,6 +76,16 @@ def _no_constant(name):
     raise NotJson(f"{name} is not a JSON value")
 
 
+def _finite_number(text):
+    """A JSON number with a fraction or an exponent, as Jackson reads it: a ``double``; one
+    beyond a double's range (``1e400``) would be Infinity, which no JSON serde writes back."""
+    value = float(text)
+    if math.isinf(value):
+        raise NotJson(f"the number {text if len(text) <= 40 else text[:37] + '...'} is beyond a double's range "
+                      "(Jackson reads it as Infinity, which JSON cannot write)")
+    return value
+
+
 def _unique_keys(pairs):
     seen = set()
     for key, _ in pairs:
@@ -113,13 +124,14 @@ def json_depth_problem(text) -> Optional[str]:
 
 def parse_json(text):
     """Strict JSON (NotJson otherwise): what Spark's JSON parser accepts too: no ``NaN`` or
-    ``Infinity``, no repeated object key, nothing but whitespace after the value, no nesting
+    ``Infinity`` (nor a number that overflows a double), no repeated object key, nothing but whitespace after the value, no nesting
     deeper than :data:`MAX_JSON_DEPTH`."""
     too_deep = json_depth_problem(text)
     if too_deep:
         raise NotJson(too_deep)
     try:
-        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys,
+                           parse_float=_finite_number)
     except json.JSONDecodeError as exc:
         raise NotJson(exc.msg) from None
     except RecursionError:  # a deep stack at the call: never a traceback

@@ -151,6 +151,12 @@ def _located_rows(spark, paths, fmt, topics=TOPICS):
     return text.mapInArrow(parse, PARSED_DDL + ", file STRING, block BIGINT, pos BIGINT")
 
 
+#: a number that may overflow a double (an exponent of three digits, or 309 digits before a
+#: fraction): Spark's parser reads it as Infinity; such a row is judged by the shared reader
+#: (``parse_json``), which refuses the ones that do overflow, naming the record
+MAYBE_BEYOND_DOUBLE = r"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{309}"
+
+
 def _not_json(name):
     """Parquet's value must hold JSON text (a plain ``hello`` is the usual mistake). Simple
     values are JSON by the pattern; the rest goes through Spark's strict parser, which differs
@@ -168,7 +174,8 @@ def _not_json(name):
     # Spark's parser stops after the first value: "[text]" holds one element and "[text,0]" two
     # only when nothing follows the value (``1 2``, ``[1] ]``, ``{} x`` fail one or the other)
     one_value = F.coalesce((elements("]") == 1) & (elements(",0]") == 2), F.lit(False))
-    bad = text.isNotNull() & ~text.rlike(SIMPLE_JSON) & (F.try_parse_json(text).isNull() | ~one_value)
+    bad = text.isNotNull() & ~text.rlike(SIMPLE_JSON) & (F.try_parse_json(text).isNull() | ~one_value
+                                                         | text.rlike(MAYBE_BEYOND_DOUBLE))
     return bad, F.concat(F.lit(f"field {name} {MUST_BE_JSON_TEXT}"), text)
 
 

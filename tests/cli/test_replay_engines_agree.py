@@ -39,6 +39,7 @@ BAD_PARQUET = {
     "NaN": ({**GOOD, "value": "NaN"}, "field value", "must be JSON text, got"),
     "nested Infinity": ({**GOOD, "value": '{"a":[Infinity]}'}, "field value", "must be JSON text, got"),
     "repeated object key": ({**GOOD, "value": '{"a":1,"a":2}'}, "field value", "must be JSON text, got"),
+    "a number beyond a double": ({**GOOD, "value": '{"a":[1e400]}'}, "field value", "must be JSON text, got"),
     "repeated key in a key": ({**GOOD, "key": '{"id":1,"id":2}'}, "field key", "must be JSON text, got"),
     "trailing content": ({**GOOD, "value": "1 2"}, "field value", "must be JSON text, got"),
     "trailing object": ({**GOOD, "value": '{"a":1} {"b":2}'}, "field value", "must be JSON text, got"),
@@ -70,6 +71,8 @@ def test_both_engines_refuse_the_same_parquet_rows(spark, tmp_path, topology, ca
 
 BAD_JSONL = {
     "NaN": ('{"topic":"left","ts":1,"key":"k","value":NaN}', "not valid JSON: NaN is not a JSON value"),
+    "a number beyond a double": ('{"topic":"left","ts":1,"key":"k","value":-1E+400}',
+                                 "not valid JSON: the number -1E+400 is beyond a double's range"),
     "repeated object key": ('{"topic":"left","ts":1,"key":"k","value":{"a":1,"a":2}}',
                             "not valid JSON: repeated object key 'a'"),
     "ts beyond a long": ('{"topic":"left","ts":9223372036854775808,"key":"k","value":1}',

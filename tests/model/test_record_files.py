@@ -12,7 +12,7 @@ from kssim.reference.model.records import NO_OLD_VALUE, OutputRecord
 TOPICS = ("left", "right")
 
 
-@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a":-Infinity}', '{"a":1,"a":2}', '[{"b":{"c":1,"c":1}}]',
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a":-Infinity}', "1e400", '[-1.5E+309]', "1" * 400 + ".5", '{"a":1,"a":2}', '[{"b":{"c":1,"c":1}}]',
                                   "1 2", "{} {}", '"x" y', "", "  "])
 def test_strict_json_refuses_what_spark_refuses(text):
     with pytest.raises(NotJson):
@@ -20,7 +20,8 @@ def test_strict_json_refuses_what_spark_refuses(text):
 
 
 @pytest.mark.parametrize("text, value", [("1", 1), (' {"a": [1, 2.5]} ', {"a": [1, 2.5]}), ("null", None),
-                                         ('"\\u00e9"', "é"), ('{"a":{"a":1}}', {"a": {"a": 1}})])
+                                         ('"\\u00e9"', "é"), ('{"a":{"a":1}}', {"a": {"a": 1}}),
+                                         ("1e-400", 0.0), ("1.7e308", 1.7e308), ("1" * 400, int("1" * 400))])
 def test_strict_json_reads_json(text, value):
     assert parse_json(text) == value
 
