@@ -28,12 +28,13 @@ from typing import List, NamedTuple, Optional
 import attrs
 
 from kssim.reference.runtime.engine import Engine
-from kssim.reference.model.errors import KafkaWouldFail
+from kssim.reference.model.documents import check_json_value
+from kssim.reference.model.errors import KafkaWouldFail, ScenarioError
 from kssim.reference.model.profiles import DEFAULT_RELEASE, profile_for
 from kssim.reference.model.records import NO_OLD_VALUE, Drop, InputRecord, windowed_key
 from kssim.reference.model.scenario import OUTPUT_TOPIC, STORES, RunConfig
 from kssim.reference.model.topology import (
-    WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology, output_topics,
+    JAVA_LONG_MAX, WINDOWED_RESULT_OPERATORS, aggregated_value_problem, check_topology, output_topics,
 )
 from kssim.reference.api.builder import Topology
 from kssim.reference.api.errors import IllegalArgumentError, IllegalStateError, NoSuchElementError
@@ -190,6 +191,13 @@ class TopologyTestDriver:
             raise IllegalArgumentError(f"Unknown topic: {topic} (the topology reads {', '.join(self._engine.topics)})")
         if isinstance(ts, bool) or not isinstance(ts, int):
             raise TypeError(f"a record timestamp is int milliseconds, got {ts!r}")
+        if ts > JAVA_LONG_MAX:
+            raise IllegalArgumentError(f"Invalid timestamp: {ts}. A timestamp is a Java long: at most {JAVA_LONG_MAX}.")
+        for field, item in (("key", key), ("value", value)):
+            try:
+                check_json_value(item, field)
+            except ScenarioError as exc:  # NaN, infinities, sets, bytes...: no JSON serde writes them
+                raise IllegalArgumentError(f"{topic}: record {exc.where}: {exc.message}") from None
         if ts < 0:
             # TestRecord(key, value, headers, Long timestampMs), which pipeInput(key, value, long)
             # builds, rejects it before the driver sees the record: nothing is processed

@@ -314,10 +314,17 @@ def _parse_yaml(path, text: str):
 
 # --- the values -----------------------------------------------------------------------------
 
-def _check_values(path, doc, text: str) -> None:
-    """Walk the document (iteratively: it may be deep) and reject what is not a plain JSON value."""
-    stack = [(doc, "", 0)]
-    budget = _walk_budget(text)
+def check_json_value(value, where: str) -> None:
+    """A ScenarioError (naming ``where``) unless ``value`` is a plain JSON value: what the
+    Python API checks of a record's key and value, by the rules of scenario files."""
+    _check_values(None, value, None, where)
+
+
+def _check_values(path, doc, text, root: str = "") -> None:
+    """Walk the document (iteratively: it may be deep) and reject what is not a plain JSON value;
+    ``text``: the document's text (None: a value built in Python, no alias can repeat it)."""
+    stack = [(doc, root, 0)]
+    budget = _walk_budget(text) if text is not None else float("inf")
     while stack:
         value, where, depth = stack.pop()
         budget -= 1
@@ -353,9 +360,9 @@ def _check_values(path, doc, text: str) -> None:
                 raise ScenarioError(path, where or "document", f"{value} is not a JSON number (NaN and infinities "
                                                                 "have no JSON form)")
         elif value is not None and not isinstance(value, (str, int)):  # bool is an int
-            raise ScenarioError(path, where or "document", f"a {type(value).__name__} is no JSON value (an explicit "
-                                                            "YAML tag?): use text, numbers, true/false, null, lists "
-                                                            "and objects")
+            hint = " (an explicit YAML tag?)" if text is not None else ""
+            raise ScenarioError(path, where or "document", f"a {type(value).__name__} is no JSON value{hint}: use "
+                                                            "text, numbers, true/false, null, lists and objects")
 
 
 #: a string with a lone surrogate (only a \uD800-\uDFFF escape makes one): no Kafka serializer writes it

@@ -622,6 +622,21 @@ def test_a_negative_timestamp_is_rejected_like_kafkas_test_record():
     assert left.pipe_input("k", "C", ts=1) == 1
 
 
+@pytest.mark.parametrize("key, value, ts, message", [
+    ("k", "B", 2 ** 63, "Invalid timestamp: 9223372036854775808. A timestamp is a Java long"),
+    ("k", float("nan"), 1, "left: record value: nan is not a JSON number"),
+    ("k", {"a": [1, float("-inf")]}, 1, r"left: record value.a\[1\]: -inf is not a JSON number"),
+    ({1, 2}, "B", 1, "left: record key: a set is no JSON value: use text"),
+])
+def test_a_record_no_kafka_serde_could_write_is_rejected_and_the_driver_stays_usable(key, value, ts, message):
+    driver = stream_stream_driver()
+    left = driver.create_input_topic("left")
+    left.pipe_input("k", "A", ts=0)
+    with pytest.raises(IllegalArgumentError, match=message):
+        left.pipe_input(key, value, ts=ts)
+    assert left.pipe_input("k", "C", ts=2 ** 63 - 1) == 1  # Long.MAX itself is a timestamp
+
+
 def test_driver_misuse_raises():
     with pytest.raises(TypeError):
         TopologyTestDriver(parsed({**TT, "join": "inner"}))
