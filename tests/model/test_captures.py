@@ -444,3 +444,31 @@ def test_a_console_capture_of_the_output_topic_for_diff(tmp_path):
                              reading="output")
     assert [(r.topic, r.key, r.value, r.ts) for r in captures.records()] == [("output", "k", ["A", "a"], 5),
                                                                               ("output", "j", None, 6)]
+
+
+@pytest.mark.parametrize("argv, complaint", [
+    (["--console-key-separator", ""], "--console-key-separator '': the separator cannot be empty"),
+    (["--topic", "left"], "--topic left: expected TOPOLOGY_TOPIC=CAPTURED_TOPIC"),
+    (["--topic", "left=a", "--topic", "left=b"], "--topic left=b: topic left is already mapped to a"),
+])
+def test_capture_options_that_cannot_be_meant_are_refused(argv, complaint):
+    import argparse
+
+    from kssim.reference.model.captures.options import add_capture_options, capture_options_from
+
+    parser = argparse.ArgumentParser()
+    add_capture_options(parser)
+    with pytest.raises(KssimError, match=complaint.replace("(", r"\(")):
+        capture_options_from(parser.parse_args(argv))
+
+
+def test_the_console_separator_is_read_with_escapes():
+    import argparse
+
+    from kssim.reference.model.captures.options import add_capture_options, capture_options_from
+
+    parser = argparse.ArgumentParser()
+    add_capture_options(parser)
+    assert capture_options_from(parser.parse_args([])).console_key_separator == "\t"
+    assert capture_options_from(parser.parse_args(["--console-key-separator", "|"])).console_key_separator == "|"
+    assert capture_options_from(parser.parse_args(["--console-key-separator", "\\t"])).console_key_separator == "\t"

@@ -213,7 +213,10 @@ def capture_options_from(args) -> CaptureOptions:
         if name in topics:
             raise KssimError(f"--topic {text}: topic {name} is already mapped to {topics[name]}")
         topics[name] = captured
-    separator = _unescape(getattr(args, "console_key_separator", "\t") or "\t")
+    separator = getattr(args, "console_key_separator", None)
+    if separator == "":  # kafka-console-consumer prints its fields apart: an empty separator could not split them
+        raise KssimError("--console-key-separator '': the separator cannot be empty (the default is a tab, \\t)")
+    separator = _unescape(separator or "\t")
     return CaptureOptions(
         input_format=InputFormat(getattr(args, "input_format", None) or "auto"),
         key_format=_formats("--key-format", getattr(args, "key_format", None)),
