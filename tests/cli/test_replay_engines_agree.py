@@ -142,3 +142,17 @@ def test_json_text_as_any_writer_spells_it_gives_the_same_bytes(spark, tmp_path,
     assert written["reference"].decode("utf-8").split("\n")[:2] == [
         '{"topic":"output","partition":0,"key":"k","value":[{"a":1,"b":[1.0,100.0]},"é"],"ts":7,"input":1}',
         '{"topic":"output","partition":0,"key":[1,2],"value":[2.5,0],"ts":9,"input":3}']
+
+
+def test_a_capture_folder_with_hive_style_subfolders_is_refused_by_both(spark, tmp_path, topology, capsys):
+    # Spark's partitionBy("topic") writes topic=left/part-...; read as a folder, its records were
+    # skipped unseen (0 outputs, exit 0)
+    folder = tmp_path / "capture"
+    (folder / "topic=left").mkdir(parents=True)
+    (folder / "topic=left" / "part-0.jsonl").write_text('{"ts":1,"key":"k","value":1}\n')
+    (folder / "_SUCCESS").write_text("")
+    for engine in ("reference", "spark"):
+        out = tmp_path / f"{engine}.jsonl"
+        code, err = replay(capsys, topology, str(folder), out, engine)
+        assert code == 2 and not out.exists(), (engine, err)
+        assert f"{folder}: holds the subfolder 'topic=left' (Hive-style partitioning" in err, (engine, err)

@@ -28,8 +28,16 @@ def data_files(path) -> List[str]:
         raise ScenarioError(path, "", "no such file or folder")
     if not os.path.isdir(path):
         return [path]
-    return [os.path.join(path, name) for name in sorted(os.listdir(path))
-            if not name.startswith(("_", ".")) and os.path.isfile(os.path.join(path, name))]
+    names = [name for name in sorted(os.listdir(path)) if not name.startswith(("_", "."))]
+    folders = [name for name in names if os.path.isdir(os.path.join(path, name))]
+    if folders:
+        # Spark's partitionBy("topic") writes topic=orders/part-...: its records would be skipped unseen
+        hive = "=" in folders[0]
+        raise ScenarioError(path, "", f"holds the subfolder {folders[0]!r}"
+                                      f"{' (Hive-style partitioning: its files lack that column)' if hive else ''}: "
+                                      "kssim reads the record files directly in a folder, each record naming its "
+                                      "topic; write the capture without partitionBy, or pass its files as inputs")
+    return [os.path.join(path, name) for name in names if os.path.isfile(os.path.join(path, name))]
 
 
 def _named_parquet(path) -> bool:
