@@ -395,9 +395,11 @@ def check_output_path(output, inputs: Iterable, suffixes=OUTPUT_SUFFIXES) -> str
     ``kssim timeline`` writes pictures) (OutputPathError, exit 2). Returns the output's format;
     :data:`STDOUT` is JSONL on standard output."""
     output = os.fspath(output)
+    inputs = [os.fspath(p) for p in inputs]
+    if "" in inputs:  # os.path would read it as the current folder, where the output lies
+        raise ScenarioError("--input ''", "", "an empty path names no capture")
     if output == STDOUT and ".jsonl" in suffixes:
         return "jsonl"
-    inputs = [os.fspath(p) for p in inputs]
     clash = clashing_input(output, inputs)
     if clash is not None:
         what = "is the input" if os.path.realpath(output) == os.path.realpath(clash) or not os.path.isdir(clash) \

@@ -156,3 +156,18 @@ def test_a_capture_folder_with_hive_style_subfolders_is_refused_by_both(spark, t
         code, err = replay(capsys, topology, str(folder), out, engine)
         assert code == 2 and not out.exists(), (engine, err)
         assert f"{folder}: holds the subfolder 'topic=left' (Hive-style partitioning" in err, (engine, err)
+
+
+@pytest.mark.parametrize("engine", ["reference", "spark"])
+def test_a_compressed_capture_and_an_empty_input_are_named_for_what_they_are(spark, tmp_path, topology, capsys,
+                                                                            engine):
+    import gzip
+
+    packed = tmp_path / "capture.jsonl.gz"
+    packed.write_bytes(gzip.compress(b'{"topic":"left","ts":1,"key":"k","value":1}\n'))
+    out = tmp_path / "out.jsonl"
+    code, err = replay(capsys, topology, str(packed), out, engine)
+    assert code == 2 and "capture.jsonl.gz: is a gzip-compressed file" in err and "UTF-16" not in err, err
+    code, err = replay(capsys, topology, "", out, engine)
+    assert code == 2 and "--input '': an empty path names no capture" in err and "is the input" not in err, err
+    assert not out.exists()

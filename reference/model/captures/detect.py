@@ -24,6 +24,8 @@ def data_files(path) -> List[str]:
     """A capture file, or a folder's data files in name order (names starting with ``_`` or
     ``.`` are metadata, as Spark writes them); ScenarioError if it does not exist."""
     path = os.fspath(path)
+    if path == "":
+        raise ScenarioError("--input ''", "", "an empty path names no capture")
     if not os.path.exists(path):
         raise ScenarioError(path, "", "no such file or folder")
     if not os.path.isdir(path):
@@ -42,6 +44,22 @@ def data_files(path) -> List[str]:
 
 def _named_parquet(path) -> bool:
     return path.endswith(".parquet") or os.path.basename(os.path.dirname(path)).endswith(".parquet")
+
+
+#: the first bytes of compressed files, and the command that undoes each
+COMPRESSED = ((b"\x1f\x8b", "gzip", "gunzip"), (b"BZh", "bzip2", "bunzip2"), (b"\xfd7zXZ\x00", "xz", "unxz"),
+              (b"\x28\xb5\x2f\xfd", "zstd", "unzstd"), (b"PK\x03\x04", "zip", "unzip"))
+
+
+def check_not_compressed(path) -> None:
+    """ScenarioError naming the compression when the file ``path`` is compressed: its bytes would
+    otherwise be read as text and called something else (NUL bytes, not UTF-8)."""
+    with open(path, "rb") as handle:
+        head = handle.read(6)
+    for magic, name, command in COMPRESSED:
+        if head.startswith(magic):
+            raise ScenarioError(path, "", f"is a {name}-compressed file: kssim reads uncompressed captures "
+                                          f"({command} it first)")
 
 
 def detect_format(path) -> Optional[InputFormat]:

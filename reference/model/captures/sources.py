@@ -90,6 +90,8 @@ def list_sources(inputs: Sequence, options: CaptureOptions) -> List[CaptureSourc
     for given in inputs:
         topic, path = split_input(given)
         files = detect.data_files(path)
+        for file in files:
+            detect.check_not_compressed(file)
         formats = [_source_format(f, options) for f in files]
         if os.path.isdir(path):
             detect.folder_format(path, files, formats)
