@@ -397,6 +397,14 @@ def output_topics(topology) -> tuple:
 JAVA_LONG_MIN, JAVA_LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
+def _integer_of(field: str) -> str:
+    """What an integer field counts, for its error message (a buffer size is no duration)."""
+    if field.endswith("_ms"):
+        return "an integer number of milliseconds"
+    unit = {"max_records": "records", "max_bytes": "bytes"}.get(field)
+    return f"an integer number of {unit}" if unit else "an integer"
+
+
 class _Reader:
     """Reads typed fields out of a JSON object, raising ``fail(where, message)`` on bad ones."""
 
@@ -422,7 +430,7 @@ class _Reader:
         if value is None and nullable:
             return None
         if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise self.fail(self.path(name), f"must be an integer number of milliseconds, got {value!r}")
+            raise self.fail(self.path(name), f"must be {_integer_of(name)}, got {value!r}")
         if kind is int and not JAVA_LONG_MIN <= value <= JAVA_LONG_MAX:
             # every duration of the DSL is a Java long (Duration#toMillis throws beyond it)
             raise self.fail(self.path(name), f"{value} does not fit in a Java long (64 bits, at most {JAVA_LONG_MAX})")

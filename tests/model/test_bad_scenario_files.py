@@ -185,3 +185,19 @@ def test_the_bundled_yaml_files_read_as_pyyaml_reads_them():
     for path in files:
         with open(path, encoding="utf-8") as handle:
             assert read_document(path) == yaml.safe_load(handle), path
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("max_records", 1.5, "topology.suppress.buffer.max_records: must be an integer number of records, got 1.5"),
+    ("max_bytes", "10", "topology.suppress.buffer.max_bytes: must be an integer number of bytes, got '10'"),
+])
+def test_a_buffer_size_is_not_called_a_duration(tmp_path, capsys, field, value, says):
+    doc = {"format": "kssim-scenario/1", "name": "t", "semantics": "3.9",
+           "topology": {"operator": "window_aggregate", "size_ms": 10, "grace_ms": 0,
+                        "suppress": {"until": "window_close", "buffer": {field: value}}},
+           "inputs": [{"topic": "input", "key": "k", "value": 1, "ts": 1}]}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    assert main(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "milliseconds" not in err, err
