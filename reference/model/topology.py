@@ -79,6 +79,10 @@ class TableTableJoinSpec:
     operator: str = attrs.field(default="table_table_join", init=False)
 
 
+#: what error messages call a key extractor (:attr:`KeyExtractorSpec.role`)
+FK_EXTRACTOR, KEY_MAPPER = "foreign-key extractor", "key mapper"
+
+
 @attrs.frozen
 class KeyExtractorSpec:
     """A named key extractor of the scenario format: the FK extractor of an ``fk_join``, the key
@@ -91,6 +95,9 @@ class KeyExtractorSpec:
 
     source: str = "value"
     field: Optional[str] = None
+    #: what error messages call it: the ``fk_join``'s foreign-key extractor, the
+    #: ``global_table_join``'s key mapper (not part of its identity)
+    role: str = attrs.field(default=FK_EXTRACTOR, eq=False)
 
 
 class ExtractorError(ValueError):
@@ -110,13 +117,14 @@ def extract_key(extractor: KeyExtractorSpec, key, value):
         return source
     if not isinstance(source, dict):
         raise ExtractorError(f"{extractor.source}.{extractor.field}" if source is not None else extractor.source,
-                             f"the {'foreign key' if extractor.source == 'value' else 'key'} extractor reads field "
-                             f"{extractor.field!r} of the record's {extractor.source}, which must be an object, "
+                             f"the {extractor.role} reads field {extractor.field!r} of the record's "
+                             f"{extractor.source}, which must be an object, "
                              f"got {source!r}")
     if extractor.field not in source:
         raise ExtractorError(f"{extractor.source}.{extractor.field}",
-                             f"missing field {extractor.field!r} that the extractor reads (a null FK is written "
-                             f"as \"{extractor.field}\": null)")
+                             f"missing field {extractor.field!r} that the {extractor.role} reads (a null "
+                             f"{'FK' if extractor.role == FK_EXTRACTOR else 'mapped key'} is written as "
+                             f"\"{extractor.field}\": null)")
     return source[extractor.field]
 
 
@@ -461,11 +469,11 @@ def _parse_table(reader: Optional[_Reader]) -> TableSpec:
     return TableSpec(versioned=versioned, history_retention_ms=retention)
 
 
-def _parse_extractor(reader: _Reader) -> KeyExtractorSpec:
+def _parse_extractor(reader: _Reader, role: str) -> KeyExtractorSpec:
     reader.check_known(("from", "field"))
     source = reader.get("from", str, default="value", choices=KEY_SOURCES)
     field = reader.get("field", str, default=None, nullable=source == "key")
-    return KeyExtractorSpec(source=source, field=field)
+    return KeyExtractorSpec(source=source, field=field, role=role)
 
 
 def _joiner_fields(r: _Reader):
@@ -522,7 +530,7 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     if operator == "fk_join":
         return ForeignKeyJoinSpec(
             join=r.get("join", str, choices=JOIN_TYPES_FOREIGN_KEY),
-            foreign_key=_parse_extractor(r.sub("foreign_key")),
+            foreign_key=_parse_extractor(r.sub("foreign_key"), FK_EXTRACTOR),
             left_table=_parse_table(r.sub("left_table") if "left_table" in obj else None),
             right_table=_parse_table(r.sub("right_table") if "right_table" in obj else None),
             send_old_values=r.get("send_old_values", bool, default=False),
@@ -532,7 +540,7 @@ def parse_topology(obj, fail: Callable[[str, str], Exception], where: str = "top
     if operator == "global_table_join":
         return GlobalTableJoinSpec(
             join=r.get("join", str, choices=JOIN_TYPES_GLOBAL_TABLE),
-            key_mapper=_parse_extractor(r.sub("key_mapper")),
+            key_mapper=_parse_extractor(r.sub("key_mapper"), KEY_MAPPER),
             **_joiner_fields(r),
         )
     if operator == "windowed_table_join":

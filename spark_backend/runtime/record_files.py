@@ -341,7 +341,7 @@ def _offsets(raw):
     return raw, F.col("off")
 
 
-def _extractor_problems(keys, values, source, field):
+def _extractor_problems(keys, values, source, field, role):
     """Arrow UDF body: for each ``left`` row (key and value as JSON text), what the topology's key
     extractor cannot read in it (``reference.model.topology.check_extractable``, the reference's
     rule), as ``field <where>: <message>``, or null."""
@@ -350,11 +350,13 @@ def _extractor_problems(keys, values, source, field):
     from kssim.reference.model.topology import ExtractorError, KeyExtractorSpec, check_extractable
 
     out = []
-    for key, value, src, fld in zip(keys.to_pylist(), values.to_pylist(), source.to_pylist(), field.to_pylist()):
+    for key, value, src, fld, rol in zip(keys.to_pylist(), values.to_pylist(), source.to_pylist(), field.to_pylist(),
+                                         role.to_pylist()):
         problem = None
         if src is not None:
             try:
-                check_extractable(KeyExtractorSpec(source=src, field=fld), None if key is None else json.loads(key),
+                check_extractable(KeyExtractorSpec(source=src, field=fld, role=rol),
+                                  None if key is None else json.loads(key),
                                   None if value is None else json.loads(value))
             except ExtractorError as exc:
                 problem = f"field {exc.where}: {exc}"
@@ -435,7 +437,8 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         left = F.col("topic") == "left"
         unreadable = raw.select("idx", "file", udf(F.when(left, F.col("key")), F.when(left, F.col("value")),
                                                    F.when(left, F.lit(extractor.source)),
-                                                   F.lit(extractor.field).cast("string")).alias("problem")) \
+                                                   F.lit(extractor.field).cast("string"),
+                                                   F.lit(extractor.role)).alias("problem")) \
             .filter(F.col("problem").isNotNull()).groupBy().agg(F.min(F.struct("idx", "file", "problem")).alias("first")) \
             .collect()[0]["first"]
         if unreadable is not None and (first_bad is None or unreadable["idx"] < first_bad[0]):

@@ -220,6 +220,17 @@ def test_a_left_value_the_fk_extractor_cannot_read_names_record_and_field(value,
     assert err.path == "f.json" and err.where == "inputs[1].value.fk" and message in err.message
 
 
+@pytest.mark.parametrize("topology, role", [
+    (FK, "the foreign-key extractor reads field 'fk'"),
+    ({"operator": "global_table_join", "join": "left", "key_mapper": {"field": "fk"}}, "the key mapper reads field 'fk'"),
+])
+def test_an_extractor_is_named_for_what_it_is(topology, role):
+    err = error_of(fk_doc([{"topic": "left", "key": "k", "value": "plain", "ts": 1}], topology=topology))
+    assert err.where == "inputs[0].value.fk" and role in err.message
+    missing = error_of(fk_doc([{"topic": "left", "key": "k", "value": {"v": 1}, "ts": 1}], topology=topology))
+    assert ("foreign-key extractor" in missing.message) == (topology is FK), missing.message
+
+
 def test_a_null_fk_and_a_left_tombstone_are_valid():
     s = scenario_from_dict(fk_doc([{"topic": "left", "key": "k", "value": {"fk": None}, "ts": 1},
                                    {"topic": "left", "key": "k", "value": None, "ts": 2}]))
