@@ -295,13 +295,19 @@ class TestInputTopic:
 
     def pipe_record_list(self, records) -> None:
         """``pipeRecordList(records)``: ``TestRecord`` s."""
-        for rec in records:
+        for position, rec in enumerate(records):
+            if not isinstance(rec, TestRecord):
+                raise IllegalArgumentError(f"pipe_record_list: element {position} must be a TestRecord, got {rec!r}")
             self.pipe_input(rec)
 
     def pipe_key_value_list(self, key_values, start_ts: Optional[int] = None, advance_ms: int = 0) -> None:
         """``pipeKeyValueList(keyValues[, startTimestamp, advance])``: ``(key, value)`` pairs."""
         ts = start_ts
-        for key, value in key_values:
+        for position, pair in enumerate(key_values):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise IllegalArgumentError(f"pipe_key_value_list: element {position} must be a (key, value) pair "
+                                           f"(a KeyValue), got {pair!r}")
+            key, value = pair
             self.pipe_input(key, value, ts)
             if ts is not None:
                 ts += advance_ms

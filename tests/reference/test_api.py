@@ -637,6 +637,16 @@ def test_a_record_no_kafka_serde_could_write_is_rejected_and_the_driver_stays_us
     assert left.pipe_input("k", "C", ts=2 ** 63 - 1) == 1  # Long.MAX itself is a timestamp
 
 
+def test_malformed_record_lists_are_named_not_unpacked():
+    driver = stream_stream_driver()
+    left = driver.create_input_topic("left")
+    with pytest.raises(IllegalArgumentError, match=r"pipe_key_value_list: element 1 must be a \(key, value\) pair"):
+        left.pipe_key_value_list([("k", "A"), ("k", "B", 3)], start_ts=0)
+    with pytest.raises(IllegalArgumentError, match="pipe_record_list: element 0 must be a TestRecord, got"):
+        left.pipe_record_list([("k", "A")])
+    assert left.pipe_input("k", "C", ts=1) == 1  # the pair before the bad one was piped
+
+
 def test_driver_misuse_raises():
     with pytest.raises(TypeError):
         TopologyTestDriver(parsed({**TT, "join": "inner"}))
