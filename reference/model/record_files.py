@@ -443,9 +443,12 @@ def atomic_path(path):
     try:
         yield temp
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.remove(temp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a failed write (a full disk: ENOSPC) names no file: name the one the user asked for
+            raise OSError(exc.errno, exc.strerror or str(exc), path) from exc
         raise
 
 

@@ -176,3 +176,28 @@ def test_an_output_folder_must_not_hold_or_be_an_input(tmp_path):
     assert clashing_input(str(tmp_path / "captures"), [capture]) is None  # a file output cannot hold one
     assert clashing_input(str(tmp_path / "out"), [capture], either_way=True) is None
     assert clashing_input("hdfs://cluster/out", ["hdfs://cluster/out"], either_way=True) is None
+
+
+def test_a_full_disk_names_the_output_file_and_leaves_nothing(tmp_path, capsys):
+    import errno
+
+    from kssim.tools import cli
+
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(OSError) as info:
+        with atomic_path(out) as temp:
+            with open(temp, "wb") as handle:
+                handle.write(b"x")
+                raise OSError(errno.ENOSPC, "No space left on device")  # what write() raises, no file named
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(out)
+    assert os.listdir(tmp_path) == []
+
+    def full_disk(args):
+        with atomic_path(out):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    class Args:
+        func = staticmethod(full_disk)
+
+    assert cli._run(Args()) == 2
+    assert capsys.readouterr().err == f"kssim: No space left on device: {out}\n"
