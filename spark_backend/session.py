@@ -116,17 +116,55 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = 
                 spark.conf.set(name, value)
             return spark
         master = master or os.environ.get("SPARK_MASTER") or "local[*]"
-        builder = SparkSession.builder.appName(app_name).master(master)
+        options = {"spark.app.name": app_name, "spark.master": master}
         if master.startswith("local"):
-            for name, value in WORKLOADS[workload].items():
-                builder = builder.config(name, value)
-        for name, value in {**ALWAYS, **(conf or {})}.items():
+            options.update(WORKLOADS[workload])
+        options.update({**ALWAYS, **(conf or {})})
+        _start_quiet_jvm(options)
+        builder = SparkSession.builder
+        for name, value in options.items():
             builder = builder.config(name, value)
         spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         if not master.startswith("local"):
             _ship_packages(spark)
         return spark
+
+
+#: what the JVM prints at every start since Spark 4's launcher adds ``--add-modules
+#: jdk.incubator.vector``: noise on every command's stderr
+_JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+def forward_jvm_stderr(stream, target) -> None:
+    """Copy the JVM's standard error (``stream``, bytes) line by line to ``target()`` (the text
+    stream of the moment: a test may have swapped ``sys.stderr``), except :data:`_JVM_NOISE`."""
+    for line in iter(stream.readline, b""):
+        if line.rstrip(b"\r\n") not in _JVM_NOISE:
+            out = target()
+            out.write(line.decode("utf-8", "replace"))
+            out.flush()
+
+
+def _start_quiet_jvm(options: Mapping[str, str]) -> None:
+    """Start Spark's JVM (as ``SparkContext`` would, with ``options`` as its ``--conf``) with its
+    standard error read by a thread that passes every line on except :data:`_JVM_NOISE`."""
+    import subprocess
+    import sys
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    spark_conf = SparkConf(loadDefaults=False)
+    for name, value in options.items():
+        spark_conf.set(name, value)
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=forward_jvm_stderr, args=(gateway.proc.stderr, lambda: sys.stderr),
+                     name="kssim-jvm-stderr", daemon=True).start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
 
 
 def _ship_packages(spark) -> None:
