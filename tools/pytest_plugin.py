@@ -105,6 +105,13 @@ def _resolve(rootdir: Path, entries) -> tuple:
             roots.append(Path(pattern).resolve())
         else:
             raise pytest.UsageError(f"{INI_SCENARIOS}: no such file or folder: {entry} (relative to {rootdir})")
+    root = Path(rootdir).resolve()
+    for found in roots:
+        if found != root and root not in found.parents:
+            # pytest walks the rootdir's tree only: files out there would never become tests
+            raise pytest.UsageError(f"{INI_SCENARIOS}: {found} is outside the rootdir {root}: pytest collects "
+                                    "files under the rootdir only; move the scenarios under it or run pytest "
+                                    "from a folder that holds both")
     return tuple(roots)
 
 

@@ -116,6 +116,15 @@ def test_a_glob_that_matches_nothing_is_a_usage_error(pytester):
     result.stderr.fnmatch_lines(["*kssim_scenarios: the glob specs/*.jsn matches nothing (relative to *"])
 
 
+def test_an_entry_outside_the_rootdir_is_a_usage_error(pytester, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    shutil.copy(EAGER_31, elsewhere)
+    project(pytester, EAGER_31, ini=f"kssim_scenarios = specs\n    {elsewhere}\n")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # pytest would never visit it: no test, no word
+    result.stderr.fnmatch_lines([f"*kssim_scenarios: {elsewhere.resolve()} is outside the rootdir *"])
+
+
 def test_a_broken_expectation_fails_with_checks_first_difference_and_the_explanation(pytester, capsys):
     project(pytester, EAGER_31, SEED_LEFT_31,
             edits={"01-eager-left-null-3.1.yaml": ("value: A-a, ts: 3", "value: A-b, ts: 3")})
