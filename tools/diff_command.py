@@ -109,6 +109,13 @@ def cmd_diff(args) -> int:
     else:
         failure = _predict_on_spark(scenario, args, options, comparison, sink)
     result = comparison.finish()
+    if result.captured_total == 0 and expected.ignored:
+        # every record of the expected capture belongs to another topic: most likely an input
+        # capture given as --expected; "everything missing" would hide that
+        topics = ", ".join(f"{name} ({count})" for name, count in sorted(expected.ignored.items()))
+        raise KssimError(f"--expected {', '.join(args.expected)}: holds no record of the output topic {sink}, only "
+                         f"records of {topics}: give the capture of the topology's output topic (or map it with "
+                         f"--topic {sink}=CAPTURED_NAME)")
     input_text, explanation = None, []
     if result.first is not None:
         input_text = _describe_input(scenario, args.input, options, result.first.input_index)

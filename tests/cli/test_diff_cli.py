@@ -227,3 +227,16 @@ def test_where_kafka_streams_would_fail_the_report_says_so(tmp_path, capsys):
     assert main(["diff", topology, "-i", inputs, "-e", lived, "--no-explain"]) == 1
     out = capsys.readouterr().out
     assert "note: Kafka Streams would fail while processing input 2" in out and "2 extra" in out
+
+
+@pytest.mark.parametrize("engine", ["reference", "spark"])
+def test_an_input_capture_given_as_expected_is_named_not_reported_missing(case, capsys, spark, engine):
+    code, out, err = diff(capsys, case, "3.9", case["left"], "--engine", engine)
+    assert code == 2 and out == ""
+    assert f"--expected {case['left']}: holds no record of the output topic output, only records of left (" in err
+
+
+def test_an_empty_expected_capture_is_a_valid_expectation_of_nothing(case, capsys):
+    empty = write(case["tmp"] / "nothing.jsonl", [])
+    code, out, _ = diff(capsys, case, "3.9", empty)
+    assert code == 1 and "capture 0)" in out  # kssim predicts records the capture does not hold
