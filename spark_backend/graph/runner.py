@@ -57,26 +57,29 @@ def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
 def heap_free(plan: Plan) -> bool:
     """Can the records one input causes be on one internal topic at most? Then the task takes them
     in the order they were written (one FIFO queue), which the order key encodes; with two
-    topics, ``TopologyTestDriver``'s heap of queues decides (not modelled here yet)."""
-    reach: List[set] = []
+    topics, ``TopologyTestDriver``'s heap of queues decides (not modelled here yet). An input
+    enters through the source nodes of its topic: what matters is the repartition topics
+    reachable downstream of each topic's sources."""
+    reachable: Dict[str, set] = {}
     for node_plan in plan.nodes:
-        topics = set()
-        for i in node_plan.node.inputs:
-            if i is not None:
-                topics |= reach[i]
-        reach.append(topics)
-        for edge in node_plan.children:
+        op = node_plan.node.op
+        if isinstance(op, (StreamSourceOp, TableSourceOp)):
+            reachable.setdefault(op.topic, set()).update(_topics_below(plan, node_plan.node.index))
+    return all(len(topics) <= 1 for topics in reachable.values())
+
+
+def _topics_below(plan: Plan, index: int) -> set:
+    topics, seen, todo = set(), set(), [index]
+    while todo:
+        here = todo.pop()
+        if here in seen:
+            continue
+        seen.add(here)
+        for edge in plan.nodes[here].children:
             if edge.repartition is not None:
-                reach[-1] = reach[-1] | {edge.repartition}
-    # a node's topics are those written by it or above it; what its children read is above them
-    totals: List[set] = []
-    for index, node_plan in enumerate(plan.nodes):
-        above = set()
-        for i in node_plan.node.inputs:
-            if i is not None:
-                above |= totals[i]
-        totals.append(above | reach[index])
-    return all(len(t) <= 1 for t in totals)
+                topics.add(edge.repartition)
+            todo.append(edge.child)
+    return topics
 
 
 def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, object]:
