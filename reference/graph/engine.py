@@ -24,13 +24,14 @@ from kssim.reference.graph.cache import RecordCache
 from kssim.reference.graph.queues import InternalQueues
 from kssim.reference.model import keys
 from kssim.reference.model.engines import GRAPH_TRAFFIC
+from kssim.reference.model.pending import pending_of
 from kssim.reference.model.graph import expressions as ex
 from kssim.reference.model.graph import functions as fn
 from kssim.reference.model.graph.nodes import (AggregateOp, FilterOp, FlatMapValuesOp, GroupByKeyOp, GroupByOp, JoinOp,
                                          Kind, MapOp, MapValuesOp, MergeOp, RepartitionOp, SelectKeyOp,
                                          StreamSourceOp, SuppressOp, TableSourceOp, ToOp, ToStreamOp, ToTableOp,
                                          WindowedByOp)
-from kssim.reference.model.graph.plan import Plan, aggregation_of_node, compile_graph
+from kssim.reference.model.graph.plan import Plan, aggregation_of_node, compile_graph, windowed_spec_above
 from kssim.reference.model.suppression import suppression_plan
 from kssim.reference.model.topology import StreamTableJoinSpec, TableSpec, TableTableJoinSpec
 from kssim.reference.joins.table_source import make_store
@@ -88,6 +89,15 @@ class GraphTask:
                 take(topic, key, value, ts, why, traffic)
         finally:
             keys.set_json_key_serde(previous)
+
+    def pending(self, task: int) -> tuple:
+        """What the graph's nodes hold, node by node (each item names its node, ``graph[3] join``).
+        A task that never took a record has built no processors and holds nothing. The internal
+        queues are drained after every input, so no repartitioned or FK record waits in them."""
+        held = []
+        for processor in self.processors:
+            held.extend(pending_of(processor, task))
+        return tuple(held)
 
     def _take(self, topic, key, value, ts, why, traffic=None):
         """One record taken by the task: processed depth-first, then the driver's commit."""
@@ -223,21 +233,9 @@ class GraphTask:
         return aggregations.StreamAggregate(name, self.ctx, aggregation, node_plan.send_old_values, self.profile)
 
     def _suppress_processor(self, node_plan, op):
-        spec = attrs.evolve(self._windowed_spec_above(node_plan.node.upstream) or _PLAIN_KEYS, suppress=op.spec)
+        spec = attrs.evolve(windowed_spec_above(self.plan, node_plan.node.upstream) or _PLAIN_KEYS, suppress=op.spec)
         plan = suppression_plan(spec, self.profile)
         return KTableSuppressProcessor(plan, report_old_values=node_plan.send_old_values)
-
-    def _windowed_spec_above(self, index):
-        """The format-1 spec of the windowed aggregation a table's windowed keys come from."""
-        nodes = self.plan.nodes
-        while index is not None:
-            node_plan = nodes[index]
-            if node_plan.spec is not None and isinstance(node_plan.node.op, AggregateOp):
-                return node_plan.spec
-            if node_plan.node.windowed is None:
-                return None
-            index = node_plan.node.upstream
-        return None
 
     def _join(self, name, node_plan, op, left):
         node = node_plan.node

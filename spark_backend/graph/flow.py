@@ -38,7 +38,6 @@ repartition topic) and **failures** (``sid, ok, idx, code``: a
 """
 from __future__ import annotations
 
-from typing import Optional
 
 import attrs
 

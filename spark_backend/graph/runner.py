@@ -16,7 +16,7 @@ emitted or dropped before it is kept, nothing after it.
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, Optional, Sequence
 
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator

@@ -38,11 +38,12 @@ advance (the reference graph engine does not feed it input records): it stays -1
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import attrs
 
 from kssim.reference.model.graph.nodes import AggregateOp
+from kssim.reference.model.graph.plan import windowed_spec_above
 from kssim.reference.model.topology import TableTableJoinSpec
 
 from kssim.spark_backend.graph import flow
@@ -204,19 +205,6 @@ def windowed_aggregate(arrivals, instances: List[Instance], batch) -> flow.Stage
 
 
 # --- suppress --------------------------------------------------------------------------------------
-
-def windowed_spec_above(plan, index: Optional[int]):
-    """The format-1 spec of the windowed aggregation whose windowed keys reach node ``index``
-    (following the upstream while keys stay windowed), or None: keys are plain."""
-    while index is not None:
-        node_plan = plan.nodes[index]
-        if node_plan.spec is not None and isinstance(node_plan.node.op, AggregateOp):
-            return node_plan.spec
-        if node_plan.node.windowed is None:
-            return None
-        index = node_plan.node.upstream
-    return None
-
 
 def topics_above(plan, index: int) -> tuple:
     """The repartition topics written on the way to node ``index`` (the graphs Spark runs have one

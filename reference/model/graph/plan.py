@@ -444,3 +444,16 @@ def _table_source_of(nodes, index) -> Optional[GraphNode]:
         node = nodes[node.upstream]
     return node
 
+
+def windowed_spec_above(plan: Plan, index: Optional[int]):
+    """The format-1 spec of the windowed aggregation whose windowed keys reach node ``index``
+    (following the upstream while keys stay windowed), or None: keys are plain. What a
+    ``suppress`` on windowed keys is planned from (its close times, its key bytes)."""
+    while index is not None:
+        node_plan = plan.nodes[index]
+        if node_plan.spec is not None and isinstance(node_plan.node.op, AggregateOp):
+            return node_plan.spec
+        if node_plan.node.windowed is None:
+            return None
+        index = node_plan.node.upstream
+    return None
