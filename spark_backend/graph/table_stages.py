@@ -1,2 +1,278 @@
-"""(being built)"""
-STAGES: dict = {}
+"""The stages of table nodes: each reads table changes (``value`` the new value, ``old`` the old
+one, None when null or not sent, ``latest``) and forwards changes.
+
+Rules (profile rule names in brackets; the reference: ``reference/graph/table_nodes.py``,
+``reference/joins/table_source.py``, ``docs/internals/graph-rules.md`` sections 1-5, 9, 11):
+
+- ``table`` (``KTableSource``) and ``to_table`` (a non-versioned source fed by a stream): a null
+  key is skipped (dropped, ``null_key``). Not materialized (``NodePlan.materialized``), or with a
+  store nothing reads (no old values, no emit-on-change, not versioned): every record is forwarded
+  as ``Change(new, null)``, stateless. Otherwise a fold per key
+  (:mod:`spark_backend.graph.keyed_fold`) reads the old value, then puts the new one (a tombstone
+  deletes the row); the old value is forwarded when ``NodePlan.send_old_values``.
+  - emit-on-change [``ktable_emit_on_change``, KIP-557, only 2.6.0-2.7.0]: an update whose
+    serialized value equals the stored one at a ts not older than the stored one, and a tombstone
+    for an absent key, are skipped (dropped, ``idempotent_update``; no put, no forward);
+  - versioned (``TableSourceOp.versioned``, [``versioned_tables``], KIP-889/914): a put older than
+    the store's observed stream time minus the history retention is not stored and not forwarded
+    (dropped, ``expired_versioned_put``); the store's observed time is a running max of the node's
+    earlier records (a window function: an expired put never raises it); otherwise the key's
+    history (:class:`spark_backend.stores.versioned_store._KeyHistory`) says whether the put is
+    the newest version, forwarded as ``latest`` (an out-of-order update: ``latest`` false); the
+    old value is the key's newest version before the put, whatever the timestamps.
+- ``filter`` on a table (``KTableFilter``): only non-null values reach the predicate; a new (old)
+  value that fails becomes null; the old value is only kept when the node sends old values
+  (``NodePlan.send_old_values``, settled by the plan: [``ktable_filter_old_values_if_materialized``],
+  KAFKA-10077). With old values, a change whose new and old results are both null is dropped
+  (``filtered``) [``ktable_filter_skips_null_changes``], unless the table descends from a
+  versioned table (``NodePlan.versioned``, KIP-914).
+- ``map_values`` on a table (``KTableMapValues``): only non-null values reach the mapper; the old
+  value is mapped when the node sends old values.
+- ``group_by`` of a table (``KTableRepartitionMap``): the old value's (key, value) pair is a
+  subtract ``Change(null, v)``, the new value's an add ``Change(v, null)``; a pair with a null key
+  or value is not sent (the change dropped once, ``null_group_key``, the other pair still sent).
+  Both pairs under JSON-equal keys are one record ``Change(new, old)`` since 3.5
+  [``table_group_by_single_record``, KIP-904]; else the subtract goes first
+  [``table_group_by_subtract_first``] (0.10.0: the add first). Each record's order key is the
+  change's followed by its position in that forwarding order, as two records of one change go on
+  to the repartition topic. A versioned table's out-of-order update (``latest`` false) is dropped
+  (``out_of_order_versioned_update``) [``versioned_tables``].
+
+Costs: ``filter``, ``map_values`` and ``group_by`` are one Arrow Python UDF per arrival (the
+node's expressions looked up by ``(sid, node)``); a source whose store is not read is a
+projection; one whose store is read is a shuffle by key, a sort and one Python pass (a window max before it for
+versioned tables). Record caches (``config.caching``) are not modelled here (the runner refuses them).
+"""
+from __future__ import annotations
+
+import json
+from typing import List
+
+import attrs
+
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.graph import expressions as ex
+from kssim.reference.model.graph.nodes import FilterOp, MapValuesOp, TableSourceOp
+from kssim.reference.model.keys import key_text
+
+from kssim.spark_backend.graph import flow, keyed_fold, mappers
+from kssim.spark_backend.graph.batch import Instance
+from kssim.spark_backend.graph.keyed_fold import Drop, Emit, Folder
+from kssim.spark_backend.stores.versioned_store import _KeyHistory, segment_interval
+
+NO_TIMESTAMP = -1  # a versioned store's observed stream time before its first put
+
+
+# --- sources ------------------------------------------------------------------------------------
+
+@attrs.frozen
+class PlainStore(Folder):
+    """A materialized, unversioned ``KTableSource``: state is the key's row ``(value text, ts)``."""
+
+    send_old: bool
+    emit_on_change: bool
+
+    def step(self, row, a):
+        if self.emit_on_change and self._idempotent(row, a):
+            return row, (Drop(DropReason.IDEMPOTENT_UPDATE.code),)
+        old = row[0] if row is not None and self.send_old else None
+        return (None if a.value is None else (a.value, a.ts)), (Emit(a.value, old, a.ts),)
+
+    @staticmethod
+    def _idempotent(row, a) -> bool:
+        # KIP-557's putIfDifferentValues compares serialized bytes: compact JSON texts compare alike
+        if row is None:
+            return a.value is None
+        return a.value is not None and a.ts >= row[1] and a.value == row[0]
+
+
+@attrs.frozen
+class VersionedStore(Folder):
+    """A versioned ``KTableSource`` (KIP-889): state is the key's history; ``observed`` (extra
+    column) the store's observed stream time before the record."""
+
+    send_old: bool
+    history_retention_ms: int
+
+    def step(self, history, a):
+        if a.ts < a.extra["observed"] - self.history_retention_ms:
+            return history, (Drop(DropReason.EXPIRED_VERSIONED_PUT.code),)
+        if history is None:
+            history = _KeyHistory(segment_interval(self.history_retention_ms))
+        old = history.latest[0] if self.send_old and history.latest is not None else None
+        latest = history.put(a.value, a.ts)
+        return history, (Emit(a.value, old, a.ts, latest),)
+
+
+def _reads_store(inst: Instance) -> bool:
+    """Does the source read its store before the put? Only for old values, emit-on-change or a
+    versioned store; a store nobody reads changes nothing that is forwarded."""
+    plan, op = inst.node_plan, inst.node.op
+    versioned = isinstance(op, TableSourceOp) and op.versioned
+    return plan.materialized and (plan.send_old_values or versioned or inst.profile.ktable_emit_on_change)
+
+
+def _source_folder(inst: Instance) -> Folder:
+    op = inst.node.op
+    if isinstance(op, TableSourceOp) and op.versioned:
+        return VersionedStore(inst.node_plan.send_old_values, op.history_retention_ms)
+    return PlainStore(inst.node_plan.send_old_values, inst.profile.ktable_emit_on_change)
+
+
+def table_source(arrivals, instances: List[Instance], batch) -> flow.StageResult:
+    """``table`` and ``to_table`` (see the module docstring)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    null_key = F.col("key").isNull()
+    stored = [i for i in instances if _reads_store(i)]
+    keyed = arrivals.filter(~null_key)
+    parts = [flow.StageResult(drops=flow.drops(arrivals.filter(null_key), DropReason.NULL_KEY.code))]
+    if len(stored) < len(instances):
+        plain = batch.frame([(i.sid, i.index) for i in instances if not _reads_store(i)], "sid INT, node INT")
+        passed = keyed.join(F.broadcast(plain), ["sid", "node"])
+        parts.append(flow.StageResult(emitted=flow.records(passed, old=None, latest=F.lit(True))))
+    if stored:
+        folders = {(i.sid, i.index): _source_folder(i) for i in stored}
+        chosen = batch.frame(list(folders), "sid INT, node INT")
+        observed = F.lit(NO_TIMESTAMP).cast("bigint")
+        if any(isinstance(f, VersionedStore) for f in folders.values()):
+            # the store's clock: an expired put is older than it, so never raises it
+            before = Window.partitionBy("sid", "node").orderBy("ok").rowsBetween(Window.unboundedPreceding, -1)
+            observed = F.coalesce(F.max("ts").over(before), observed)
+        rows = keyed.join(F.broadcast(chosen), ["sid", "node"]).withColumn("observed", observed)
+        parts.append(keyed_fold.split(keyed_fold.fold(rows, folders, ("observed",))))
+    return _merged(parts)
+
+
+def _merged(parts) -> flow.StageResult:
+    return flow.StageResult(emitted=flow.union_all([p.emitted for p in parts]),
+                            drops=flow.union_all([p.drops for p in parts]),
+                            failures=flow.union_all([p.failures for p in parts]))
+
+
+# --- filter, map_values ---------------------------------------------------------------------------
+
+def _passes(test, negate):
+    return lambda k, v: v is not None and bool(test(k, v)) is not negate
+
+
+def table_filter(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    tests, old_tests, skipping = {}, {}, []
+    for inst in instances:
+        op: FilterOp = inst.node.op
+        plan = inst.node_plan
+        test = _passes(ex.compile_pred(op.predicate), op.negate)
+        tests[(inst.sid, inst.index)] = test
+        # a parent may send old values this filter does not ask for: they are not forwarded
+        old_tests[(inst.sid, inst.index)] = test if plan.send_old_values else (lambda k, v: False)
+        if plan.send_old_values and not plan.versioned and inst.profile.ktable_filter_skips_null_changes:
+            skipping.append((inst.sid, inst.index))
+    skips = batch.frame([(s, n, True) for s, n in skipping], "sid INT, node INT, skips BOOLEAN")
+    tested = arrivals.join(F.broadcast(skips), ["sid", "node"], "left").select(
+        "*", mappers.predicate(tests).alias("new_passes"), mappers.predicate(old_tests, value="old").alias("old_passes"))
+    new = F.when(F.col("new_passes"), F.col("value"))
+    old = F.when(F.col("old_passes"), F.col("old"))
+    skipped = F.coalesce(F.col("skips"), F.lit(False)) & ~F.col("new_passes") & ~F.col("old_passes")
+    return flow.StageResult(
+        emitted=flow.records(tested.filter(~skipped), value=new, old=old),
+        drops=flow.drops(tested.filter(skipped), DropReason.FILTERED.code))
+
+
+def _mapped(mapper, enabled=True):
+    if not enabled:
+        return lambda k, v: None
+    return lambda k, v: None if v is None else mapper(k, v)
+
+
+def table_map_values(arrivals, instances, batch) -> flow.StageResult:
+    news, olds = {}, {}
+    for inst in instances:
+        op: MapValuesOp = inst.node.op
+        mapper = ex.compile_expr(op.mapper)
+        news[(inst.sid, inst.index)] = _mapped(mapper)
+        olds[(inst.sid, inst.index)] = _mapped(mapper, inst.node_plan.send_old_values)
+    return flow.StageResult(emitted=flow.records(
+        arrivals, value=mappers.expression(news), old=mappers.expression(olds, value="old")))
+
+
+# --- group_by -------------------------------------------------------------------------------------
+
+def _load(text):
+    return None if text is None else json.loads(text)
+
+
+#: a group_by result element: [kind, position, key, value, old]
+_RECORD, _DROP = "record", "drop"
+
+
+@attrs.frozen
+class Regroup:
+    """``KTableRepartitionMap#process`` of one node: a change -> its drop and records."""
+
+    key_mapper: object
+    value_mapper: object
+    single_record: bool    # [table_group_by_single_record]
+    subtract_first: bool   # [table_group_by_subtract_first]
+    drop_not_latest: bool  # [versioned_tables] and a versioned lineage
+
+    def _pair(self, key, value):
+        return None if value is None else (self.key_mapper(key, value), self.value_mapper(key, value))
+
+    def __call__(self, key, new_text, old_text, latest):
+        if self.drop_not_latest and latest is False:
+            return [[_DROP, None, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code, None, None]]
+        new = self._pair(key, _load(new_text))
+        old = self._pair(key, _load(old_text))
+        new_ok = new is not None and new[0] is not None and new[1] is not None
+        old_ok = old is not None and old[0] is not None and old[1] is not None
+        out = []
+        if (new is not None and not new_ok) or (old is not None and not old_ok):
+            out.append([_DROP, None, DropReason.NULL_GROUP_KEY.code, None, None])
+        if self.single_record and new_ok and old_ok and ex.json_equal(new[0], old[0]):
+            return out + [[_RECORD, "0", key_text(new[0]), mappers.value_text(new[1]), mappers.value_text(old[1])]]
+        records = []
+        if new_ok:
+            records.append((key_text(new[0]), mappers.value_text(new[1]), None))
+        if old_ok:
+            subtract = (key_text(old[0]), None, mappers.value_text(old[1]))
+            records.insert(0 if self.subtract_first else len(records), subtract)
+        return out + [[_RECORD, str(pos), k, v, o] for pos, (k, v, o) in enumerate(records)]
+
+
+def table_group_by(arrivals, instances, batch) -> flow.StageResult:
+    from pyspark.sql import functions as F
+
+    regroups = {}
+    for inst in instances:
+        op, profile, plan = inst.node.op, inst.profile, inst.node_plan
+        versioned = plan.versioned or inst.plan.nodes[inst.node.upstream].versioned
+        regroups[(inst.sid, inst.index)] = Regroup(
+            ex.compile_expr(op.key), ex.compile_expr(op.value), profile.table_group_by_single_record,
+            profile.table_group_by_subtract_first, profile.versioned_tables and versioned)
+
+    def body(sid, node, k, v, o, latest, a, b):
+        return regroups[(sid, node)](mappers.seen_key(k, a, b), v, o, latest)
+
+    results = F.udf(body, "array<array<string>>", useArrow=True)(
+        F.col("sid"), F.col("node"), F.col("key"), F.col("value"), F.col("old"), F.col("latest"),
+        F.col("wstart"), F.col("wend"))
+    exploded = arrivals.select("*", F.explode(results).alias("r"))
+    records = exploded.filter(F.col("r")[0] == _RECORD)
+    dropped = exploded.filter(F.col("r")[0] == _DROP)
+    return flow.StageResult(
+        emitted=flow.records(records, ok=flow.extend(F.col("ok"), F.col("r")[1].cast("bigint")), key=F.col("r")[2],
+                             value=F.col("r")[3], old=F.col("r")[4], latest=F.lit(True), wstart=F.lit(None),
+                             wend=F.lit(None)),
+        drops=flow.select_columns(dropped, flow.DROP_DDL, reason=F.col("r")[2]))
+
+
+STAGES = {
+    "table_source": table_source,
+    "to_table": table_source,
+    "table_filter": table_filter,
+    "table_map_values": table_map_values,
+    "table_group_by": table_group_by,
+}
