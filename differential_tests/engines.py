@@ -44,8 +44,10 @@ class CaseResult:
     @classmethod
     def of(cls, result) -> "CaseResult":
         """From an engine's RunResult, or the exception that stopped the scenario."""
-        if isinstance(result, Exception):
+        if isinstance(result, KssimError):  # a refusal: the engine does not run this case
             return cls(error=str(result))
+        if isinstance(result, Exception):  # a crash: reported like a refusal, with its class, not fatal
+            return cls(error=f"engine error: {type(result).__name__}: {result}")
         return cls(outputs=tuple(result.outputs), failure=result.failure, drops=tuple(result.drops))
 
 
@@ -68,7 +70,9 @@ def run_batch(config: EngineConfig, docs: List[dict], explain: bool = False) -> 
     """One CaseResult per document, run on ``config``'s engine at its release
     (``reference.model.engines.run_scenarios``: the Spark backend runs the batch as one job)."""
     scenarios = [scenario_from_dict(at_release(d, config.release), path=f"<case {i}>") for i, d in enumerate(docs)]
-    return [CaseResult.of(r) for r in run_scenarios(config.engine, scenarios, explain=explain, catch=KssimError)]
+    # an engine that crashes on one case (a bug of its own) must not end the whole difftest: the
+    # case is reported as not run on both (``rejected_because`` names the error)
+    return [CaseResult.of(r) for r in run_scenarios(config.engine, scenarios, explain=explain, catch=Exception)]
 
 
 #: the table-result operators ``KTable#suppress`` can follow, and the smallest scenario whose
@@ -114,3 +118,19 @@ def supports_suppress(config: EngineConfig, operator: str) -> bool:
         _SUPPORTS_SUPPRESS[memo] = (not plain.error and not suppressed.error and len(plain.outputs) == 1
                                     and not suppressed.outputs and suppressed.failure is None)
     return _SUPPORTS_SUPPRESS[memo]
+
+
+def run_with_rules(config: EngineConfig, doc: dict, rules: dict) -> CaseResult:
+    """``doc`` run on ``config``'s engine at its release with some rules changed (``rules``: rule
+    name -> holds; a counterfactual profile, :meth:`Profile.with_rule`); a run the changed rules
+    break (a combination no release has) is an error result, not an exception."""
+    profile = config.profile
+    for name, holds in rules.items():
+        profile = profile.with_rule(name, holds)
+    try:
+        scenario = scenario_from_dict(at_release(doc, config.release), path="<counterfactual>")
+        scenario = attrs.evolve(scenario, profile=profile)
+        result, = run_scenarios(config.engine, [scenario], catch=Exception)
+    except KssimError as exc:
+        result = exc
+    return CaseResult.of(result)

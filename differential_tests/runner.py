@@ -21,14 +21,25 @@ from kssim.differential_tests.divergence import Divergence, code_of, describe_fa
 from kssim.reference.model.errors import KssimError
 from kssim.reference.model.scenario import scenario_from_dict
 
-from kssim.differential_tests.engines import EngineConfig, at_release, run_batch, supports_suppress
+from kssim.differential_tests.engines import EngineConfig, at_release, run_batch, run_with_rules, supports_suppress
+from kssim.differential_tests.graph_shrink import is_graph
+from kssim.differential_tests.graph_strategies import GRAPH, graph_scenarios, operations_of
 from kssim.differential_tests.shrink import shrink
 from kssim.differential_tests.strategies import OPERATORS, missing_in, scenarios
 
 
+def _strategy(operator: str, profiles, suppress: bool):
+    """The cases of ``operator``: a format-1 operator's strategy, or random topology graphs
+    (:data:`GRAPH`: :mod:`.graph_strategies`, which draw their own suppress nodes)."""
+    if operator == GRAPH:
+        return graph_scenarios(tuple(profiles))
+    return scenarios(operator, tuple(profiles), suppress=suppress)
+
+
 def draw_cases(operator: str, profiles, count: int, seed: int, suppress: bool = False) -> List[dict]:
-    """``count`` scenario documents drawn deterministically (for a given seed) from the strategy;
-    ``suppress``: table results may be suppressed. An operator a release lacks is an error."""
+    """``count`` scenario documents drawn deterministically (for a given seed) from the strategy
+    (``operator`` a format-1 operator or :data:`GRAPH`); ``suppress``: table results may be
+    suppressed. An operator a release lacks is an error."""
     missing = missing_in(operator, profiles)
     if missing:
         raise KssimError(f"{operator} does not exist in Kafka {', '.join(missing)}: no case to generate")
@@ -37,7 +48,7 @@ def draw_cases(operator: str, profiles, count: int, seed: int, suppress: bool = 
     @settings(max_examples=count, database=None, phases=[Phase.generate], deadline=None,
               suppress_health_check=list(HealthCheck))
     @hypothesis_seed(seed)
-    @given(scenarios(operator, tuple(profiles), suppress=suppress))
+    @given(_strategy(operator, profiles, suppress))
     def collect(doc):
         cases.append(doc)
 
@@ -142,6 +153,8 @@ def difftest_operator(operator, a: EngineConfig, b: EngineConfig, cases: int, se
             original = batch[offset]
             if not changed and symptom(original, div) in symptoms:
                 continue  # between engines: shrinking is dear (a Spark job per step); one case per symptom
+            if changed and is_graph(original) and _shown_already(original, a, b, rb, covered):
+                continue  # between releases: a rule already shown makes all of this difference
             small = shrink(original, _still_diverges(a, b))
             finding = _finding(operator, start + offset, original, small, a, b, seed, changed)
             if changed and findings and (not finding.explained_by or set(finding.explained_by) <= covered):
@@ -168,6 +181,8 @@ def symptom(doc, div: Divergence) -> tuple:
     kind = div.what.split(":")[0] if div.record_a is None and div.record_b is None else div.what
     codes = tuple(sorted(set(re.findall(r"\b([a-z]+(?:_[a-z]+)+) \(", div.what))))
     topology, config = doc["topology"], doc.get("config", {})
+    if is_graph(doc):  # a graph's code paths are its operations (and record caches)
+        return (kind, codes, tuple(sorted(set(operations_of(doc)))), bool(config.get("caching")))
     return (kind, codes, topology.get("emit", "on_update"), "suppress" in topology,
             bool(topology.get("send_old_values")), config.get("store", "rocksdb"), bool(config.get("partitions")))
 
@@ -185,6 +200,14 @@ def _finding(operator, index, original, small, a, b, seed, changed=()) -> Findin
     explained = explained_by(report, changed)
     if explained:
         report += "\n  explained by: " + ", ".join(explained)
+    elif is_graph(small):
+        # graph explanations name processors, not always the rule behind a plan difference (old
+        # values a filter gets, a store a source gets): ask the rules themselves
+        explained = counterfactual_rules(small, a, b, changed)
+        if explained:
+            report += ("\n  explained by: " + ", ".join(explained) + f" ({a.release} with only "
+                       + ("this rule" if len(explained) == 1 else "one of these rules")
+                       + f" as in {b.release} runs as {b.release})")
     return Finding(operator, index, original, small, div, report, explained_by=explained)
 
 
@@ -209,6 +232,31 @@ def explained_by(report: str, changed) -> tuple:
                  if any(len(owners[ref]) == 1 and re.search(rf"\b{ref}\b", report) for ref in refs[rule.name]))
 
 
+def counterfactual_rules(doc, a: EngineConfig, b: EngineConfig, changed) -> tuple:
+    """The changed rules that alone account for ``doc``'s divergence: ``a``'s release with only
+    that rule as in ``b``'s release gives ``b``'s result. Between reference engines only (a rule
+    is a switch of the reference engine's profile; another engine is not asked)."""
+    if a.engine != "reference" or b.engine != "reference" or not changed:
+        return ()
+    rb, = run_batch(b, [doc])
+    return tuple(rule.name for rule in changed if _runs_as(doc, a, rb, {rule.name: getattr(b.profile, rule.name)}))
+
+
+def _runs_as(doc, a: EngineConfig, result_b, rules: dict) -> bool:
+    """Does ``a`` with ``rules`` changed give ``result_b`` on ``doc``?"""
+    flipped = run_with_rules(a, doc, rules)
+    return not flipped.error and first_divergence(flipped, result_b) is None
+
+
+def _shown_already(doc, a: EngineConfig, b: EngineConfig, result_b, covered) -> bool:
+    """Before shrinking another graph divergence between two releases: do the rules findings
+    have already shown account for all of it (``a`` with them as in ``b`` runs as ``b``)? Then
+    shrinking it would show nothing new. Reference engines only (see :func:`counterfactual_rules`)."""
+    if not covered or a.engine != "reference" or b.engine != "reference":
+        return False
+    return _runs_as(doc, a, result_b, {name: getattr(b.profile, name) for name in covered})
+
+
 def show_key(key) -> str:
     """A key as Kafka tells keys apart: a string as itself unless it reads as another JSON value
     (``"1"``, ``"true"``), anything else as compact JSON in document order (``1.0``, ``true``,
@@ -231,9 +279,14 @@ def _rec(rec):
 
 
 def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
-    lines = [f"divergence in {doc['topology']['operator']} (case {index} of seed {seed}), shrunk to {len(doc['inputs'])} inputs",
-             f"  topology: {json.dumps(doc['topology'], sort_keys=True)}",
-             f"  config:   {json.dumps(doc.get('config', {}), sort_keys=True)}"]
+    lines = [f"divergence in {_topology_name(doc)} (case {index} of seed {seed}), "
+             f"shrunk to {len(doc['inputs'])} inputs"]
+    if is_graph(doc):
+        lines.append(f"  graph ({len(doc['topology']['graph'])} nodes):")
+        lines += [f"    [{i}] {json.dumps(node)}" for i, node in enumerate(doc["topology"]["graph"])]
+    else:
+        lines.append(f"  topology: {json.dumps(doc['topology'], sort_keys=True)}")
+    lines.append(f"  config:   {json.dumps(doc.get('config', {}), sort_keys=True)}")
     for i, rec in enumerate(doc["inputs"]):
         mark = ">" if i == div.input_index else " "
         lines.append(f"  {mark} input {i}: {rec['topic']}[{rec.get('partition', 0)}] {show_key(rec['key'])}:{show(rec['value'])}@{rec['ts']}")
@@ -262,6 +315,10 @@ def describe(doc, div: Divergence, ra, rb, a, b, seed, index) -> str:
             lines.append(f"  rules that differ between {a.release} and {b.release}: "
                          + ", ".join(f"{r.name} ({r.ref})" for r in changed))
     return "\n".join(lines)
+
+
+def _topology_name(doc) -> str:
+    return GRAPH if is_graph(doc) else doc["topology"]["operator"]
 
 
 def write_regression(finding: Finding, a: EngineConfig, b: EngineConfig, out_dir: str) -> str:

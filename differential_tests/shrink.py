@@ -10,21 +10,34 @@ repeated until nothing gets smaller:
    kept only while the divergence stays;
 2. ddmin over the input records (Zeller's complement removal, granularity doubling);
 3. shift timestamps down so the first is 0, and drop values to one-letter names.
+
+A topology graph (:mod:`.graph_shrink`) is shrunk by the same loop with the graph's edits in
+place of step 1's topology simplifications, inputs first (a shorter run makes every later
+candidate cheaper): ddmin over the inputs, then smaller graphs (nodes dropped, the chain cut
+after a node, a sink and its branch dropped), then simpler expressions, predicates, options and
+values. A graph has many candidates, so they are asked about in batches of
+:data:`GRAPH_BATCH`, the largest edits first, and the first that still fails is taken.
 """
 from __future__ import annotations
 
 import copy
-from typing import Callable, List
+from typing import Callable, List, Optional
+
+from kssim.differential_tests import graph_shrink
 
 Predicate = Callable[[List[dict]], List[bool]]
+#: graph candidates asked about at once (a graph has tens of them; the first ones, the largest
+#: edits, usually fail, so asking in batches saves most runs and costs a Spark engine few jobs)
+GRAPH_BATCH = 16
 
 
-def _first_failing(candidates: List[dict], still_fails: Predicate):
-    if not candidates:
-        return None
-    for doc, fails in zip(candidates, still_fails(candidates)):
-        if fails:
-            return doc
+def _first_failing(candidates: List[dict], still_fails: Predicate, batch: Optional[int] = None):
+    batch = batch or max(1, len(candidates))
+    for start in range(0, len(candidates), batch):
+        chunk = candidates[start:start + batch]
+        for doc, fails in zip(chunk, still_fails(chunk)):
+            if fails:
+                return doc
     return None
 
 
@@ -111,6 +124,8 @@ def _normalise_candidates(doc):
 
 def shrink(doc: dict, still_fails: Predicate, max_rounds: int = 50) -> dict:
     """The smallest document found for which ``still_fails`` holds (``doc`` itself must fail)."""
+    if graph_shrink.is_graph(doc):
+        return _shrink_graph(doc, still_fails, max_rounds)
     for _ in range(max_rounds):
         before = (len(doc["inputs"]), repr(doc.get("config")), repr(doc["inputs"]))
         while True:
@@ -123,5 +138,28 @@ def shrink(doc: dict, still_fails: Predicate, max_rounds: int = 50) -> dict:
         if found is not None:
             doc = found
         if (len(doc["inputs"]), repr(doc.get("config")), repr(doc["inputs"])) == before:
+            return doc
+    return doc
+
+
+def _take_while_failing(doc, candidates_of, still_fails: Predicate) -> dict:
+    while True:
+        found = _first_failing(candidates_of(doc), still_fails, GRAPH_BATCH)
+        if found is None:
+            return doc
+        doc = found
+
+
+def _shrink_graph(doc: dict, still_fails: Predicate, max_rounds: int) -> dict:
+    for _ in range(max_rounds):
+        before = graph_shrink.size_of(doc)
+        doc = _ddmin(doc, still_fails)
+        doc = _take_while_failing(doc, graph_shrink.structure_candidates, still_fails)
+        doc = _take_while_failing(doc, lambda d: _config_candidates(d) + graph_shrink.simplify_candidates(d),
+                                  still_fails)
+        found = _first_failing(_normalise_candidates(doc), still_fails)
+        if found is not None:
+            doc = found
+        if graph_shrink.size_of(doc) == before:
             return doc
     return doc

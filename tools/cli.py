@@ -28,7 +28,9 @@ import attrs
 
 from kssim.reference.model.captures.options import add_capture_options
 from kssim.reference.model.compare import Status, judge
-from kssim.reference.model.engines import ENGINES, explore, outcome_json, replay, run_scenarios
+from kssim.reference.model.codes import DropReason
+from kssim.reference.model.engines import ENGINES, REFERENCE_ONLY_PENDING, explore, outcome_json, replay, run_scenarios
+from kssim.reference.model.pending import pending_lines, window_text
 from kssim.reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
@@ -47,12 +49,18 @@ DIFFTEST_OPERATORS = tuple(OPERATOR_KINDS)
 
 
 def cmd_run(args) -> int:
+    if args.pending and args.engine != "reference":
+        raise KssimError(REFERENCE_ONLY_PENDING)
     scenarios = [load_scenario(f, args.release) for f in find_scenario_files(args.files)]
     if args.schedule is not None:
         scenarios = [with_schedule(s, args.schedule) for s in scenarios]
     several = len(scenarios) > 1
     status = EXIT_OK
-    for scenario, result in zip(scenarios, run_scenarios(args.engine, scenarios, args.explain, args.master)):
+    # --explain ends with what is still held too (reference engine: the Spark backend keeps no task state)
+    pending = args.pending or (args.explain and args.engine == "reference")
+    results = run_scenarios(args.engine, scenarios, args.explain, args.master, misses=args.explain or args.drops,
+                            pending=pending)
+    for scenario, result in zip(scenarios, results):
         if isinstance(result, Exception):
             raise result
         if args.format == "jsonl":
@@ -63,6 +71,8 @@ def cmd_run(args) -> int:
             _print_table(scenario, result, args, several)
         if args.drops or args.explain:
             _print_drops(scenario, result, args, several)
+        if pending:
+            _print_pending(scenario, result, args, several)
         if result.failure is not None:
             print(f"{scenario.name}: Kafka Streams would fail while processing "
                   f"{describe_input(scenario, result.failure.input_index)}: {result.failure.message}", file=sys.stderr)
@@ -74,7 +84,7 @@ def cmd_run(args) -> int:
 
 
 def _print_table(scenario, result, args, several):
-    if several or args.explain or args.drops:
+    if several or args.explain or args.drops or args.pending:
         print(f"== {scenario.name} (Kafka {scenario.release}, {scenario.topology.operator}"
               f"{', ' + scenario.topology.join if hasattr(scenario.topology, 'join') else ''})")
     headers = ["topic", "partition", "key", "value", "ts", "input"]
@@ -108,13 +118,47 @@ def _print_drops(scenario, result, args, several):
                    "why": d.why.describe() if d.why is not None else None}
             if d.node is not None:
                 obj["node"] = d.node
+            if d.window:
+                obj["lost_window"] = dict(zip(("key", "start", "end"), d.window))
             if several:
                 obj = {"scenario": scenario.name, **obj}
             print(json_line(obj))
         return
-    print(f"\ndropped or ignored inputs ({len(result.drops)}):")
-    for d in result.drops:
+    # a lost window's inputs were aggregated: it is listed as a window, not as a dropped input
+    lost = [d for d in result.drops if d.reason is DropReason.UNEMITTED_WINDOW]
+    dropped = [d for d in result.drops if d.reason is not DropReason.UNEMITTED_WINDOW]
+    print(f"\ndropped or ignored inputs ({len(dropped)}):")
+    for d in dropped:
         print(f"  {explain_drop(scenario, d)}")
+    if lost:
+        print(f"\nlost windows ({len(lost)}): aggregated, but expired from the window store before a close check "
+              "fetched them, so their final result is never emitted (unemitted_window, KAFKA-12960):")
+        for d in lost:
+            print(f"  {explain_lost_window(scenario, d)}")
+
+
+def explain_lost_window(scenario, d) -> str:
+    """``--drops``' line for an ``unemitted_window`` drop: the window first, then the input whose
+    close check lost it."""
+    # session and sliding windows include their end; time windows do not
+    inclusive = scenario.topology.operator in ("session_aggregate", "sliding_aggregate")
+    window = window_text(*d.window, end_inclusive=inclusive) if d.window else "a window"
+    why = f": {d.why.describe()}" if d.why is not None else ""
+    node = f" at {d.node}" if d.node is not None else ""
+    return f"lost {window}{node}: the close check of {describe_input(scenario, d.input_index)} found it expired{why}"
+
+
+def _print_pending(scenario, result, args, several):
+    """``--pending``: what the tasks still hold at the end (also the tail of ``--explain``)."""
+    held = result.pending or ()
+    if args.format == "jsonl":
+        for p in held:
+            obj = p.as_json()
+            print(json_line({"scenario": scenario.name, **obj} if several else obj))
+        return
+    print()
+    for line in pending_lines(held):
+        print(line)
 
 
 def explain_drop(scenario, d) -> str:
@@ -340,11 +384,15 @@ def error_text(exc) -> str:
 def cmd_difftest(args) -> int:
     from kssim.differential_tests.engines import parse_engine
     from kssim.differential_tests.runner import difftest
+    from kssim.differential_tests.graph_strategies import GRAPH
     from kssim.differential_tests.strategies import OPERATORS, missing_in
 
     a, b = parse_engine(args.a), parse_engine(args.b)
-    # by default, every operator both releases have
-    operators = args.operator or [op for op in OPERATORS if not missing_in(op, (a.profile, b.profile))]
+    # by default, every operator both releases have; --graphs alone: graphs only
+    if args.graphs:
+        operators = list(args.operator or []) + [GRAPH]
+    else:
+        operators = args.operator or [op for op in OPERATORS if not missing_in(op, (a.profile, b.profile))]
     status = EXIT_OK
     bar = progress_bar(args.cases * len(operators), "cases", "difftest", quiet=args.quiet)  # stderr, terminals only
     try:
@@ -497,6 +545,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=("table", "jsonl"), default="table",
                      help="table (default), or jsonl: one compact JSON object per output record")
     run.add_argument("--drops", action="store_true", help="also list every input record dropped or ignored, with its reason")
+    run.add_argument("--pending", action="store_true",
+                     help="also list what each task still holds at the end, waiting for stream time: unmatched "
+                          "outer-join records, open emit-on-window-close windows, suppressed results, grace-buffered "
+                          "stream records, with the stream time that would release each (reference engine; "
+                          "--explain ends with this list too)")
     run.add_argument("--explain", action="store_true",
                      help="say why each output record happened, and why each dropped input was dropped (reference engine)")
     run.add_argument("--engine", choices=ENGINES, default="reference", help="reference (default) or spark")
@@ -621,8 +674,12 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--a", required=True, metavar="ENGINE[@RELEASE]", help="e.g. reference, reference@3.6, spark@3.9")
     diff.add_argument("--b", required=True, metavar="ENGINE[@RELEASE]", help="the configuration --a is compared with")
     diff.add_argument("--operator", action="append", choices=DIFFTEST_OPERATORS,
-                      help="operator to test (repeatable; default: all)")
-    diff.add_argument("--cases", type=int, default=200, help="cases per operator (default 200)")
+                      help="operator to test (repeatable; default: all, or none with --graphs)")
+    diff.add_argument("--graphs", action="store_true",
+                      help="generate random topology graphs (sources, stateless and stateful nodes, joins, windows, "
+                           "suppress, several sinks; only operations both releases have) instead of single operators; "
+                           "with --operator, both; findings are reported and written under the name 'graph'")
+    diff.add_argument("--cases", type=int, default=200, help="cases per operator, or graphs (default 200)")
     diff.add_argument("--seed", type=int, default=0, help="the same seed generates the same cases (default 0)")
     diff.add_argument("--findings", type=int, default=None,
                       help="most divergences to report per operator (default: 1 between engines; between two "

@@ -181,6 +181,12 @@ class TopologyTestDriver:
         self._drops.extend(self._engine.drain_drops())
         return list(self._drops)
 
+    def pending(self) -> tuple:
+        """What the topology holds now, waiting for stream time (``kssim run --pending``): each a
+        :class:`reference.model.pending.Pending` with the held record or window and the stream time
+        that would release it."""
+        return self._engine.pending()
+
     def pipe(self, topic: str, key, value, ts: int) -> int:
         """Process one record now; return its input index. The input topics call this."""
         if self._closed:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from kssim.reference.graph.stream_nodes import Change, Processor
 from kssim.reference.graph.table_nodes import ForwardingContext, identity_of
 from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.pending import pending_of, with_node
 from kssim.reference.stores.time_window_store import NO_TIMESTAMP
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.runtime.explain import show
@@ -199,6 +200,10 @@ class WindowedAggregate(Processor):
 
     def get(self, key, key_id):
         raise NotImplementedError("a windowed table is not read through a value getter in graphs")
+
+    def pending(self, task: int) -> tuple:
+        """The format-1 operator's open emit-on-window-close windows, named by this node."""
+        return with_node(pending_of(self.operator, task), self.name)
 
 
 

@@ -30,6 +30,7 @@ from kssim.reference.joins import stream_stream, stream_table
 from kssim.reference.joins.table_source import TableSource
 from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
 from kssim.reference.model.codes import DropReason
+from kssim.reference.model.pending import pending_of, with_node
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.topology import KeyExtractorSpec
 from kssim.reference.runtime.explain import show
@@ -52,6 +53,10 @@ class StreamStreamJoin(Processor):
     def process_other(self, key, value, ts, why=None):
         self.forwarding.incoming = why
         self.operator.process("right", key, value, ts, self.forwarding)
+
+    def pending(self, task: int) -> tuple:
+        """The format-1 join's outer-join store, named by this node."""
+        return with_node(pending_of(self.operator, task), self.name)
 
 
 class _GetterRows:
@@ -84,6 +89,10 @@ class StreamTableJoin(Processor):
 
     def process_other(self, key, change, ts, why=None):
         pass  # the table side only updates its table (upstream); a KTable update triggers nothing
+
+    def pending(self, task: int) -> tuple:
+        """The format-1 join's grace buffer (KIP-923), named by this node."""
+        return with_node(self.join.pending(task), self.name)
 
 
 class TableTableJoin(Processor):

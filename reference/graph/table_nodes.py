@@ -247,8 +247,8 @@ class ForwardingContext:
         else:
             self._node.forward(key, Change(value, None if old_value is NO_OLD_VALUE else old_value), ts, why)
 
-    def drop(self, reason, why=None):
-        self._ctx.drop(reason, self._path(why), self._node.name)
+    def drop(self, reason, why=None, window=()):
+        self._ctx.drop(reason, self._path(why), self._node.name, window)
 
     def fail(self, code, why=None):
         self._ctx.fail(code, self._path(why))
@@ -267,3 +267,7 @@ class Suppress(Processor):
     def process(self, key, change, ts, why=None):
         self.forwarding.incoming = why
         self.processor.process(key, change.new, change.old, ts, None, self.ctx.current_topic, self.forwarding)
+
+    def pending(self, task: int) -> tuple:
+        """The suppress buffer, named by this node."""
+        return self.processor.pending(task, self.name)

@@ -130,6 +130,8 @@ class GlobalTableJoin:
                     ctx.fail(FailureCode.GLOBAL_LOOKUP_NULL_KEY)
                 if self.null_mapped_left_emit:  # [global_left_join_null_mapped_key] KAFKA-6378
                     self._emit(key, value, ts, None, None, ctx)
+                elif ctx.misses:
+                    self._note_miss(key, value, ts, None, ctx)
                 return  # inner join: no match, nothing counted
         else:
             # [global_join_null_stream_key] 2.7+: the mapper runs first, the check reads its result
@@ -146,6 +148,8 @@ class GlobalTableJoin:
                 return
         row = self.table.rows.get(mapped if mapped.__class__ is str and mapped.isascii() else key_identity(mapped))
         if row is None and not self.left_join:
+            if ctx.misses:
+                self._note_miss(key, value, ts, mapped, ctx)
             return
         self._emit(key, value, ts, mapped, row, ctx)
 
@@ -162,6 +166,23 @@ class GlobalTableJoin:
     def _emit(self, key, value, ts, mapped, row, ctx):
         out = self.joiner(value, None if row is None else row[0])
         ctx.emit(key, out, ts, self._why_join(key, value, ts, ctx.input_index, mapped, row) if ctx.explain else None)
+
+    def _note_miss(self, key, value, ts, mapped, ctx):
+        """An inner join found no row for the mapped key (or, 1.0.1-2.6, the mapper returned null):
+        nothing is emitted, logged or counted; reported as a ``no_match`` drop when the run asks for
+        misses (``ctx.misses``)."""
+        why = None
+        if ctx.explain:
+            stream = f"stream {show(key)}:{show(value)}@{ts}"
+            if mapped is None:
+                text = (f"inner join: the key mapper returned null for {stream}: no lookup, nothing emitted "
+                        "(KAFKA-6378, 1.0.1-2.6: not counted as dropped)")
+            else:
+                when = "bootstrapped before the stream" if self.table.bootstrap else "as of this input"
+                text = (f"inner join: {stream} mapped to {show(mapped)}, which the global table ({when}) lacks: "
+                        "nothing emitted")
+            why = Why("inner_no_match", text, ref=_REF)
+        ctx.drop(DropReason.NO_MATCH, why)
 
     def _drop(self, reason, key, value, ts, mapped, ctx):
         why = None

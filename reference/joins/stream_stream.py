@@ -54,6 +54,7 @@ import attrs
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.joiners import make_joiner
 from kssim.reference.model.keys import key_identity
+from kssim.reference.model.pending import Pending, PendingKind, record_text
 from kssim.reference.model.profiles import join_window_stores
 from kssim.reference.runtime.explain import Stored, Why, show
 from kssim.reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
@@ -449,6 +450,40 @@ class StreamStreamJoinTask:
             self.left.process(key, value, ts, ctx)
         else:
             self.right.process(key, value, ts, ctx)
+
+    def pending(self, task: int) -> tuple:
+        """The unmatched records held in the outer-join store (spurious-result fix, 3.1+), each with
+        the stream time that flushes it (:func:`outer_release`). The window stores hold records for
+        later lookups, but none of those waits for an emit decision: nothing else is listed."""
+        if self.outer_store is None:
+            return ()
+        # KStreamImplJoin.TimeTracker: one clock both join processors share (per task since 3.4.1)
+        clock = "the join's"
+        held = []
+        for ts, side, key, value, input_index in self.outer_store.flattened():
+            side_name = "left" if side == LEFT_SIDE else "right"
+            release, rule = outer_release(self.left, ts, side == LEFT_SIDE)
+            held.append(Pending(PendingKind.OUTER_JOIN_RECORD, task, record_text(side_name, key, value, ts), key,
+                                value, ts, release, rule, self.tracker.stream_time, clock, input_index=input_index))
+        return tuple(held)
+
+
+def outer_release(side: "_JoinSide", ts: int, left_entry: bool):
+    """``(stream time that flushes an outer-store entry at ts, its formula)``: the emission scan
+    flushes an entry once stream time is strictly past ``ts + look-back + grace``. 3.8+
+    (KAFKA-15417): the look-back is the entry's side's (a left entry: the window's after, a right
+    one: its before); 3.1-3.7: the scanning processor's after bound, so it depends on which side's
+    record comes (the left processor's after, the right processor's, with bounds swapped, before):
+    the earlier of the two is given, both are named."""
+    grace = side.grace
+    after, before = side.window_after, side.window_before
+    if side.scan is SCAN_PER_SIDE:
+        lookback, name = (after, "after") if left_entry else (before, "before")
+        return ts + lookback + grace + 1, f"stream time > {ts} + {name} {lookback} + grace {grace}"
+    by_left, by_right = ts + after + grace + 1, ts + before + grace + 1
+    return min(by_left, by_right), (f"stream time > {ts} + after {after} + grace {grace} when a left record "
+                                    f"scans, > {ts} + before {before} + grace {grace} when a right record does "
+                                    f"({side.scan}); and the scan stops at the first entry still open")
 
 
 class _TaskClockJoinTask(StreamStreamJoinTask):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import key_identity
+from kssim.reference.model.pending import Pending, PendingKind, record_text
 from kssim.reference.runtime.explain import Stored, Why, show
 from kssim.reference.stores.grace_buffer import StreamTableGraceBuffer
 from kssim.reference.model.joiners import make_joiner
@@ -84,6 +85,8 @@ class StreamTableJoin:
             row = self.store.get_as_of(key_id, ts) if self.versioned else self.rows.get(key_id)
         if row is None:
             if not self.left_join:
+                if ctx.misses:
+                    self._note_miss(key, value, ts, ctx)
                 return
             out = self.joiner(value, None)
         else:
@@ -114,6 +117,29 @@ class StreamTableJoin:
             return
         for b_key, b_value, b_ts, b_index in buffer.evict():
             self._join(b_key, b_value, b_ts, b_index, ctx, ("evicted", buffer.observed_stream_time))
+
+    def pending(self, task: int) -> tuple:
+        """The stream records in the grace buffer (KIP-923), in release order: each is joined once
+        the buffer's stream time reaches its ts + grace. Without a grace period nothing waits."""
+        buffer = self.buffer
+        if buffer is None:
+            return ()
+        grace = buffer.grace_ms
+        return tuple(Pending(PendingKind.GRACE_BUFFERED, task, record_text("stream", key, value, ts), key, value, ts,
+                             ts + grace, f"ts {ts} + grace {grace}", buffer.observed_stream_time,
+                             "the grace buffer's", input_index=index)
+                     for key, value, ts, index in buffer.held())
+
+    def _note_miss(self, key, value, ts, ctx):
+        """An inner join found no table row: nothing is emitted (Kafka logs and counts nothing);
+        reported as a ``no_match`` drop when the run asks for misses (``ctx.misses``)."""
+        why = None
+        if ctx.explain:
+            lookup = f"as of {ts} in the versioned table" if self.versioned else "the table's current value"
+            why = Why("inner_no_match", f"inner join: stream {show(key)}:{show(value)}@{ts} found no table row for "
+                      f"{show(key)} ({lookup}): nothing emitted (a table row arriving later does not trigger the "
+                      "join)", ref=_REF)
+        ctx.drop(DropReason.NO_MATCH, why)
 
     # --- explanations (only built when ctx.explain) --------------------------------------------
     def _why_join(self, key, value, ts, input_index, row, via):
@@ -161,3 +187,5 @@ class PlainStreamTableJoin(StreamTableJoin):
             ctx.emit(key, self.joiner(value, row[0]), ts)
         elif self.left_join:
             ctx.emit(key, self.joiner(value, None), ts)
+        elif ctx.misses:
+            self._note_miss(key, value, ts, ctx)

@@ -82,6 +82,12 @@ class DropReason(_CodedEnum):
                         "no log, no metric: the emit-final range fetch skips windows the window store has expired",
                         "an emit-on-window-close window expired from its store before its close was checked: "
                         "its final result is never emitted")
+    #: An inner stream-table or stream-GlobalKTable join found no table row for the stream record
+    #: (or, for a global table before 2.7, its key mapper returned null): nothing is emitted and
+    #: nothing is logged or counted. Reported only when a run asks for it (``kssim run --explain``
+    #: or ``--drops``; ``TaskContext.misses``), so replays and engine comparisons keep their codes.
+    NO_MATCH = ("no_match", "no log, no metric: KStreamKTableJoinProcessor forwards nothing for an inner join "
+                "without a table value", "inner join: no table row for the key, nothing emitted")
     #: KIP-557 (2.6.0, 2.6.1, 2.7.0): KTableSource ignores an update equal to the stored value.
     IDEMPOTENT_UPDATE = ("idempotent_update", "KTableSource emit-on-change (KIP-557): no log, no forward",
                          "idempotent update: equal to the stored value, not forwarded")

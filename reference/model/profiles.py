@@ -499,6 +499,18 @@ class Profile:
     def active_rules(self):
         return [r for r in RULES if self._rules[r.name]]
 
+    def with_rule(self, name: str, holds: bool) -> "Profile":
+        """This release's rules with one of them set to ``holds``: a counterfactual (which rule
+        makes two releases differ? ``kssim difftest`` flips each changed rule alone and sees
+        which one accounts for the difference). No Kafka release; its ``release`` stays this one's."""
+        if name not in self._rules:
+            raise AttributeError(f"no semantics rule named {name!r}")
+        other = object.__new__(Profile)
+        object.__setattr__(other, "release", self.release)
+        object.__setattr__(other, "version", self.version)
+        object.__setattr__(other, "_rules", {**self._rules, name: holds})
+        return other
+
     def __repr__(self):
         return f"Profile({self.release!r})"
 

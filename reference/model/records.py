@@ -68,6 +68,9 @@ class Drop:
     why: object = attrs.field(default=None, eq=False)
     #: the graph node that dropped it (``graph[3] join``); None for a single-operator topology
     node: object = attrs.field(default=None, eq=False)
+    #: ``(key, start, end)`` of the window an ``unemitted_window`` drop lost (its inputs were
+    #: aggregated: the window's final result is what never comes out); () for other drops
+    window: tuple = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen
@@ -79,7 +82,9 @@ class RunResult:
     it is kept), or None; ``processed``: input records processed (-1 where the engine does not
     count them); ``schedule`` and ``schedule_options``: for a run with ``delivery: interleaved``
     (``reference.runtime.delivery``), the queue chosen at each step and how many queues were
-    non-empty there (``schedule`` given back as ``config.schedule`` replays the run), else None."""
+    non-empty there (``schedule`` given back as ``config.schedule`` replays the run), else None;
+    ``pending``: what the tasks still hold at the end (:class:`reference.model.pending.Pending`,
+    task by task) when the run was asked for it, else None."""
 
     outputs: tuple
     drops: tuple
@@ -87,6 +92,7 @@ class RunResult:
     processed: int = -1
     schedule: Optional[tuple] = None
     schedule_options: Optional[tuple] = None
+    pending: Optional[tuple] = None
 
 
 def windowed_key(key, start: int, end: int) -> dict:

@@ -35,11 +35,13 @@ from heapq import heapify, heappop, heappushpop
 from itertools import chain
 from typing import Callable, Iterable, Iterator, List, Optional
 
+import attrs
 
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.errors import KafkaWouldFail, KssimError
 from kssim.reference.runtime.explain import Why
 from kssim.reference.model.keys import partition_for
+from kssim.reference.model.pending import pending_of
 from kssim.reference.runtime.operators import builder_for
 from kssim.reference.model.records import NO_OLD_VALUE, Drop, InputRecord, OutputRecord, RunResult
 from kssim.reference.model.scenario import OUTPUT_TOPIC, RunConfig, Scenario
@@ -55,15 +57,18 @@ class TaskContext:
     ``emit`` writes an output record (attributed to the current input), ``drop`` records that the
     current input was dropped or ignored, with a :class:`~reference.model.codes.DropReason`;
     ``fail`` stops the run with a :class:`~reference.model.codes.FailureCode`. ``explain`` tells
-    processors whether to build :class:`~reference.runtime.explain.Why` objects at all.
+    processors whether to build :class:`~reference.runtime.explain.Why` objects at all; ``misses``
+    whether inner joins report an input that found no table row (``DropReason.NO_MATCH``), which
+    ``kssim run --explain`` / ``--drops`` ask for and replays and engine comparisons do not.
     """
 
     __slots__ = ("task_id", "input_index", "explain", "outputs", "drops", "collect_drops", "wall_clock_ms", "config",
-                 "internal", "on_drop")
+                 "internal", "on_drop", "misses")
 
     def __init__(self, task_id: int, config: RunConfig, explain: bool, collect_drops: bool = True, internal=None,
-                 on_drop=None):
+                 on_drop=None, misses: bool = False):
         self.task_id = task_id
+        self.misses = misses
         # streaming runs (replays) hand each drop to on_drop(input index, reason, task, node) instead of
         # keeping it (``node``: the graph node that dropped it, None for a single operator)
         self.on_drop = on_drop
@@ -89,13 +94,14 @@ class TaskContext:
             partition = self.task_id if key is None else partition_for(key, self.config.task_count)
         self.internal.append((topic, key, value, ts, partition))
 
-    def drop(self, reason: DropReason, why: Optional[Why] = None, node: Optional[str] = None):
+    def drop(self, reason: DropReason, why: Optional[Why] = None, node: Optional[str] = None, window: tuple = ()):
         """The current input was dropped or ignored (wholly, or by one processor: a graph's ``node``)
-        for ``reason``."""
+        for ``reason``; ``window``: ``(key, start, end)`` of the window an ``unemitted_window`` drop
+        lost (the input was aggregated, the window is what is lost)."""
         if self.on_drop is not None:
             self.on_drop(self.input_index, reason, self.task_id, node)
         elif self.collect_drops:
-            self.drops.append(Drop(self.input_index, reason, why, node))
+            self.drops.append(Drop(self.input_index, reason, why, node, window))
 
     def fail(self, code: FailureCode, why: Optional[Why] = None):
         """Real Kafka Streams dies here (an exception escapes a processor): raises
@@ -108,7 +114,7 @@ class Engine:
     """One run of one topology: a processor per task, fed one input record at a time."""
 
     def __init__(self, topology, profile, config: RunConfig = RunConfig(), explain: bool = False,
-                 collect_drops: bool = True, on_drop=None):
+                 collect_drops: bool = True, on_drop=None, misses: bool = False):
         self.topology = topology
         self.profile = profile
         self.config = config
@@ -124,7 +130,7 @@ class Engine:
             from kssim.reference.graph.engine import GraphContext as context_class
         for task_id in range(config.task_count):
             self.tasks.append(build(topology, profile, config, instance_state))
-            self.contexts.append(context_class(task_id, config, explain, collect_drops, self.internal, on_drop))
+            self.contexts.append(context_class(task_id, config, explain, collect_drops, self.internal, on_drop, misses))
         self.failure: Optional[KafkaWouldFail] = None
 
     def process(self, record: InputRecord) -> List[OutputRecord]:
@@ -159,6 +165,14 @@ class Engine:
             ctx = self.contexts[partition]
             ctx.input_index = index
             self.tasks[partition].process(topic, key, value, ts, ctx)
+
+    def pending(self) -> tuple:
+        """What every task still holds (:mod:`reference.model.pending`), task by task: asked once,
+        at the end of a run, never on the hot path."""
+        held = []
+        for task_id, task in enumerate(self.tasks):
+            held.extend(pending_of(task, task_id))
+        return tuple(held)
 
     def drain_drops(self) -> List[Drop]:
         drops = []
@@ -339,9 +353,12 @@ def _partition_time_order(inputs, topics) -> Iterator[InputRecord]:
         yield rec
 
 
-def run_scenario(scenario: Scenario, explain: bool = False) -> RunResult:
-    """Run a scenario through the reference engine; outputs in output order, drops in input order."""
-    return run_records(scenario.topology, scenario.profile, scenario.config, scenario.inputs, explain=explain)
+def run_scenario(scenario: Scenario, explain: bool = False, misses: bool = False, pending: bool = False) -> RunResult:
+    """Run a scenario through the reference engine; outputs in output order, drops in input order.
+    ``misses``: inner joins report inputs that found no table row (``no_match`` drops);
+    ``pending``: the result lists what the tasks still hold at the end (``RunResult.pending``)."""
+    return run_records(scenario.topology, scenario.profile, scenario.config, scenario.inputs, explain=explain,
+                       misses=misses, pending=pending)
 
 
 #: a streaming run hands its outputs over in batches of about this many (fewer calls, larger writes)
@@ -352,15 +369,17 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
                 on_output: Optional[Callable[[OutputRecord], None]] = None, collect_drops: bool = True,
                 on_outputs: Optional[Callable[[list], None]] = None,
                 on_drop: Optional[Callable[[int, object, int, Optional[str]], None]] = None,
-                ordered: bool = False) -> RunResult:
+                ordered: bool = False, misses: bool = False, pending: bool = False) -> RunResult:
     """Run input records through a topology. Streaming runs keep neither outputs nor drops, so
     memory stays bounded by live state: ``on_outputs(batch)`` gets the outputs in order, in lists
     of about :data:`OUTPUT_BATCH` as they are produced (or ``on_output(record)`` one at a time);
     ``on_drop(input index, reason, task, node)`` gets each drop as it happens (``node``: the graph
     node that dropped it, as ``Drop.node``; None for a single operator). On a failure the outputs
     of the inputs before the failing one are handed over, not the failing input's. ``ordered``:
-    ``inputs`` are already in processing order (:func:`stream_processing_order`)."""
-    engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops, on_drop=on_drop)
+    ``inputs`` are already in processing order (:func:`stream_processing_order`). ``misses`` and
+    ``pending``: see :func:`run_scenario`."""
+    engine = Engine(topology, profile, config, explain=explain, collect_drops=collect_drops, on_drop=on_drop,
+                    misses=misses)
     if on_output is not None and on_outputs is None:
         on_outputs = partial(flush_outputs, on_output=on_output)
     records = inputs if ordered else processing_order(inputs, config, profile, engine.topics)
@@ -371,7 +390,8 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
         if one_by_one is None and on_outputs is not None:
             def one_by_one(rec):
                 on_outputs([rec])
-        return run_interleaved(engine, records, config, one_by_one)
+        result = run_interleaved(engine, records, config, one_by_one)
+        return attrs.evolve(result, pending=engine.pending()) if pending else result
     tasks, contexts, internal = engine.tasks, engine.contexts, engine.internal
     sink: list = []  # every task emits into it; handed over in batches when streaming
     for ctx in contexts:
@@ -400,6 +420,8 @@ def run_records(topology, profile, config: RunConfig, inputs: Iterable[InputReco
         if sink:
             on_outputs(sink)
         sink = []
+    if pending:
+        return run_result(engine, sink, None, failure, processed, pending=engine.pending())
     return run_result(engine, sink, None, failure, processed)
 
 

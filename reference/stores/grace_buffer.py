@@ -73,6 +73,11 @@ class StreamTableGraceBuffer:
             out.append((key, value, ts, input_index))
         return out
 
+    def held(self):
+        """``(key, value, ts, input_index)`` of every buffered record, in release order (what
+        ``kssim run --pending`` lists). Cost: O(N) (a new list; end of a run only)."""
+        return [(key, value, ts, input_index) for ts, _, key, value, input_index in self._records]
+
     def __len__(self):
         """Number of buffered records. Cost: O(1)."""
         return len(self._records)

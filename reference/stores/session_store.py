@@ -136,6 +136,14 @@ class _SessionStore:
             out.append((end, start, key, self._get(key_id, start, end)))
         return out
 
+    def sessions_ending_from(self, lo: int):
+        """``(end, start, key, aggregate)`` of every indexed session ending at ``lo`` or later, in
+        the emit-final fetch's order (time-ordered stores only; else empty): what ``kssim run
+        --pending`` lists. Cost: O(log N + m log n)."""
+        if self._index is None or not self._index:
+            return []
+        return self._range(lo, self._index.keys()[-1][0])
+
     def take_expired(self):
         """``(end, start, key, aggregate)`` of the sessions that expiry took out of the range fetch's
         sight since the last call (oldest first), and forget them; always empty unless the store is

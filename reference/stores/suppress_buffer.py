@@ -115,6 +115,11 @@ class SuppressBuffer:
             evicted += 1
         return evicted
 
+    def entries(self):
+        """``[(place, entry)]`` in buffer order (what the next evictions would take first): what
+        ``kssim run --pending`` lists. Cost: O(N) (a new list; end of a run only)."""
+        return list(self._sorted.items())
+
     @property
     def min_timestamp(self) -> int:
         """The smallest buffer time, ``Long.MAX_VALUE`` when empty. Cost: O(1)."""

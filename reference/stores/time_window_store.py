@@ -167,6 +167,22 @@ class TimeWindowStore:
             self.emitted_upto = time_to
         return shown, lost
 
+    def unfetched(self):
+        """``[(start, entry)]`` of the shown windows no emit-final close check has fetched yet
+        (start above :attr:`emitted_upto`), by start then key bytes: what ``kssim run --pending``
+        lists. Cost: O(W log W) (end of a run only)."""
+        low = max(self.visible_from, self.emitted_upto + 1)
+        held = []
+        for start in self._by_start.irange(low, None):
+            entries = sorted(self._by_start[start].values(), key=lambda e: serialized_key(e[2]))
+            held.extend((start, e) for e in entries)
+        return held
+
+    def hidden_unfetched(self) -> List[LostWindow]:
+        """The windows hidden before any close check fetched them (kept with ``track_unemitted``):
+        their final result will never be emitted. Cost: O(1) (the list itself)."""
+        return list(self._unemitted)
+
     def __len__(self) -> int:
         """Number of windows held (shown or not yet forgotten). Cost: O(W)."""
         return sum(len(w) for w in self._by_start.values())

@@ -10,6 +10,7 @@ task's own context, so suppressed outputs are attributed to the input being proc
 """
 from __future__ import annotations
 
+from kssim.reference.model.pending import pending_of
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.scenario import OUTPUT_TOPIC
 
@@ -46,6 +47,11 @@ class SuppressedTask:
         self._contexts = {}
         # 2.1: the suppress processor reads the task's stream time, advanced by every record
         self._task_stream_time = not suppress.plan.observed_stream_time
+
+    def pending(self, task: int) -> tuple:
+        """What the operator holds (an emit-final window store, a join's outer store), then the
+        suppress buffer."""
+        return pending_of(self.upstream, task) + self.suppress.pending(task)
 
     def process(self, topic, key, value, ts, ctx):
         if self._task_stream_time:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from kssim.reference.model.codes import FailureCode
 from kssim.reference.model.keys import key_identity
+from kssim.reference.model.pending import Pending, PendingKind, record_text, window_text
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.suppression import (NO_TIMESTAMP, buffer_key_bytes, buffer_time, buffered_record_size,
                                          java_long, value_bytes)
@@ -42,6 +43,13 @@ def buffer_identity(key, key_kind: str):
     if key_kind == "time_window":
         return key_identity(key["key"]), key["start"]
     return key_identity(key["key"]), key["end"], key["start"]
+
+
+def _window_of(key, key_kind: str) -> tuple:
+    """``(key, start, end)`` of a windowed result's key, () for a plain key."""
+    if key_kind == "plain":
+        return ()
+    return key["key"], key["start"], key["end"]
 
 
 class KTableSuppressProcessor:
@@ -89,6 +97,27 @@ class KTableSuppressProcessor:
         size = buffered_record_size(plan, key_bytes, prior, old_bytes, value_bytes(new), topic)
         entry = BufferedChange(key_id, key, new, old, prior, ts, topic, ctx.input_index, first_input, why, size)
         self.buffer.put(buffer_time(plan, key, ts), key_bytes, entry)
+
+    def pending(self, task: int, node=None) -> tuple:
+        """Every buffered result, in buffer order, with the stream time that evicts it: its buffer
+        time (untilWindowCloses: the window end; untilTimeLimit: the update's ts) + the duration
+        (the close delay, i.e. the window's grace, or the time limit)."""
+        plan = self.plan
+        stream_time = self.stream_time()
+        final = plan.until == "window_close"
+        held = []
+        for place, entry in self.buffer.entries():
+            if final:
+                rule = f"window end {place.time} + close delay {plan.duration_ms} (the window's grace)"
+            else:
+                rule = f"first buffered update's ts {place.time} + time limit {plan.duration_ms}"
+            window = _window_of(entry.key, plan.key_kind)
+            what = window_text(*window, end_inclusive=plan.key_kind != "time_window") if window else \
+                record_text("", entry.key, entry.new, entry.ts)
+            held.append(Pending(PendingKind.SUPPRESSED, task, what, entry.key, entry.new, entry.ts,
+                                place.time + plan.duration_ms, rule, stream_time, "the suppress processor's",
+                                window, entry.input_index, node))
+        return tuple(held)
 
     def _enforce_constraints(self, ctx, key, ts) -> None:
         plan, buffer = self.plan, self.buffer

@@ -62,6 +62,7 @@ from __future__ import annotations
 from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import key_identity
+from kssim.reference.model.pending import Pending, PendingKind, window_text
 from kssim.reference.model.profiles import session_window_settings
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.runtime.explain import Why, show
@@ -228,7 +229,25 @@ class SessionAggregate:
             self.last_emit_close = close
         for lost in self.store.take_expired():
             if lost[0] >= covered:  # expired before any emission range reached it: never emitted
-                ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(key, value, ts, lost) if ctx.explain else None)
+                ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(key, value, ts, lost) if ctx.explain else None,
+                         window=(lost[2], lost[1], lost[0]))
+
+    # -- what is held at the end of a run (kssim run --pending) -----------------------------------
+    def pending(self, task: int) -> tuple:
+        """Emit on window close: the sessions no emission range reached yet; a session ``[s, e]``
+        is emitted once ``stream time - close offset - 1 >= e``. Emit on update holds nothing."""
+        if not self.emit_final or self.close_offset is None:
+            return ()
+        last = self.last_emit_close
+        covered = last if last > 0 else 0
+        offset = self.close_offset
+        held = []
+        for s_end, s_start, s_key, s_agg in self.store.sessions_ending_from(covered):
+            held.append(Pending(PendingKind.OPEN_WINDOW, task, f"session {window_text(s_key, s_start, s_end, True)}",
+                                s_key, s_agg, s_end, s_end + 1 + offset,
+                                f"session end {s_end} + 1 + close offset {offset}", self.stream_time,
+                                "the aggregation's", (s_key, s_start, s_end)))
+        return tuple(held)
 
     # -- explanations (built only when ctx.explain) -------------------------------------------------
     def _story(self, key, key_id, value, ts, start, end, found) -> "_Story":

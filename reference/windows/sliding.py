@@ -52,7 +52,7 @@ from kssim.reference.model.keys import key_identity
 from kssim.reference.model.profiles import sliding_window_retention
 from kssim.reference.runtime.explain import Why, show
 from kssim.reference.stores.time_window_store import NO_TIMESTAMP
-from kssim.reference.windows.time_window import store_for
+from kssim.reference.windows.time_window import held_windows, store_for
 
 _REF = "KStreamSlidingWindowAggregate"
 _REF_FINAL = "KStreamSlidingWindowAggregate, EmitStrategy.onWindowClose (KIP-825)"
@@ -223,7 +223,8 @@ class SlidingWindowAggregate:
         shown, lost = self.store.fetch_all(lower, upper)
         explain = ctx.explain
         for window in lost:
-            ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(window, close, lower, upper) if explain else None)
+            ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(window, close, lower, upper) if explain else None,
+                     window=(window.entry[2], window.start, window.start + self.d))
         for start, (agg, agg_ts, key, index) in shown:
             why = self._why_final(key, start, agg, agg_ts, close, lower, upper, index) if explain else None
             window = {"key": key, "start": start, "end": start + self.d}
@@ -232,6 +233,14 @@ class SlidingWindowAggregate:
             else:
                 ctx.emit(window, agg, agg_ts, why)
         self.last_emit_close = close
+
+    def pending(self, task: int) -> tuple:
+        """Emit on window close: the windows not emitted yet, and those lost (see
+        :func:`reference.windows.time_window.held_windows`); emit on update holds nothing."""
+        if not self.emit_final:
+            return ()
+        return held_windows(self.store, task, self.d, self.grace, self.stream_time, "the aggregation's",
+                            end_inclusive=True)
 
     # -- drops ---------------------------------------------------------------------------------
     def _drop_null(self, key, value, ts, ctx):

@@ -42,6 +42,7 @@ from __future__ import annotations
 from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_of
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import key_identity
+from kssim.reference.model.pending import Pending, PendingKind, window_text
 from kssim.reference.model.profiles import time_window_settings
 from kssim.reference.model.windows import window_starts
 from kssim.reference.runtime.explain import Why, show
@@ -58,6 +59,31 @@ def build(spec, profile, config, instance_state):
     return TimeWindowAggregate(spec.window, aggregation_of(spec.aggregation, spec.merge_separator), profile,
                                config.store, retention_ms=spec.retention_ms, send_old_values=spec.send_old_values,
                                emit_final=spec.emit == "on_window_close")
+
+
+def held_windows(store, task: int, length: int, grace: int, stream_time: int, clock: str,
+                 end_inclusive: bool) -> tuple:
+    """``Pending`` items of an emit-final time or sliding window store: each window not fetched by
+    a close check yet, released when ``stream time - grace`` reaches the first start the check
+    fetches past it (time windows: ``end = start + size``, fetched once ``start <= close - size``;
+    sliding windows: ``[start, start + d]``, fetched once ``start <= close - d - 1``); then the
+    windows the store already hid unfetched (KAFKA-12960), which no stream time releases."""
+    held = []
+    closes_after = 1 if end_inclusive else 0  # a sliding window's end is inclusive
+    for start, entry in store.unfetched():
+        agg, agg_ts, key, index = entry
+        end = start + length
+        release = end + closes_after + grace
+        rule = f"window end {end}{' + 1' if end_inclusive else ''} + grace {grace}"
+        held.append(Pending(PendingKind.OPEN_WINDOW, task, window_text(key, start, end, end_inclusive), key, agg,
+                            agg_ts, release, rule, stream_time, clock, (key, start, end), index))
+    for lost in store.hidden_unfetched():
+        agg, agg_ts, key, index = lost.entry
+        end = lost.start + length
+        rule = f"hidden by {store.name} (observed time {lost.observed_ms}) before a close check fetched it, KAFKA-12960"
+        held.append(Pending(PendingKind.LOST_WINDOW, task, window_text(key, lost.start, end, end_inclusive), key, agg,
+                            agg_ts, None, rule, stream_time, clock, (key, lost.start, end), index))
+    return tuple(held)
 
 
 def java_hashmap_order(starts) -> list:
@@ -217,7 +243,8 @@ class TimeWindowAggregate:
         shown, lost = self.store.fetch_all(lower, upper)
         explain = ctx.explain
         for window in lost:
-            ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(window, close, lower, upper) if explain else None)
+            ctx.drop(DropReason.UNEMITTED_WINDOW, self._why_lost(window, close, lower, upper) if explain else None,
+                     window=(window.entry[2], window.start, window.start + self.size))
         for start, (agg, agg_ts, key, _index) in shown:
             why = self._why_final(key, start, agg, agg_ts, close, lower, upper, _index) if explain else None
             if self.send_old:
@@ -225,6 +252,16 @@ class TimeWindowAggregate:
             else:
                 ctx.emit({"key": key, "start": start, "end": start + self.size}, agg, agg_ts, why)
         self.last_emit_close = close
+
+    # -- what is held at the end of a run (kssim run --pending) ---------------------------------
+    def pending(self, task: int) -> tuple:
+        """Emit on window close: the windows not emitted yet (each closes when stream time reaches
+        its end + grace) and those the store hid before a close check reached them (lost).
+        Emit on update holds nothing: every update is forwarded at once."""
+        if not self.emit_final:
+            return ()
+        return held_windows(self.store, task, self.size, self.grace, self.stream_time, "the aggregation's",
+                            end_inclusive=False)
 
     # -- drops ---------------------------------------------------------------------------------
     def _drop_null_key(self, value, ts, ctx):

@@ -133,8 +133,10 @@ def _run_levels(batch: GraphBatch):
                 parts += [_rows(routed, ARRIVAL), _rows(dropped, DROP)]
         parts = [p for p in parts if p is not None]
         if parts:
-            # one job per level; unions add up their partitions: coalesced, or the tasks multiply
-            done.append(flow.union_all(parts).coalesce(width).localCheckpoint())
+            # one job per level. Unions add up their partitions, so they are merged into ``width``:
+            # by a shuffle, not a coalesce, which would run every part's sorts in one task (whose
+            # sort memory is held until the task ends: out of memory on a large batch)
+            done.append(flow.union_all(parts).repartition(width).localCheckpoint())
     return flow.union_all([d.filter(F.col("etype") != ARRIVAL) for d in done]).coalesce(1)
 
 
