@@ -119,8 +119,11 @@ def _run_levels(batch: GraphBatch):
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
     done = [_rows(_source_arrivals(batch, stage_names), ARRIVAL)]  # each level's rows, computed once
     for level in range(batch.max_depth + 1):
+        # a filter of checkpointed frames: coalescing its partitions is free (no sort runs in it),
+        # and every stage of the level then runs ``width`` tasks, not one per earlier partition
         arrivals = flow.select_columns(flow.union_all(
             [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]), flow.ARRIVAL_DDL)
+        arrivals = arrivals.coalesce(width)
         parts = []
         present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
         for name in present:

@@ -1,10 +1,11 @@
 """Topology graphs on Spark against ``../shared/conformance-graphs`` (expectations from real Kafka
-Streams 3.9), every file in one batched run, and what Spark does not run yet refused by name.
+Streams 3.9) in one batched run, and what Spark does not run yet refused by name.
 
-``CLAIMED``: the families every file of which the Spark backend runs; each of their files must
-match its expectations (outputs per topic, failure) and the reference engine's drops. Files of the
-other families must be either run exactly or refused with an ``UnsupportedOperator`` that names
-what is missing (never a wrong result).
+``CLAIMED``: the families every file of which the Spark backend runs (all 308 files pass: ``kssim
+check --engine spark --allow-skip ../shared/conformance-graphs``, about 8 minutes on 2 cores); the
+suite runs every ``SAMPLE``-th file of each, which must match its expectations (outputs per topic,
+failure) and the reference engine's drops. Every file of the other families must be refused with
+an ``UnsupportedOperator`` that names what is missing (never a wrong result).
 """
 from __future__ import annotations
 
@@ -16,12 +17,19 @@ from kssim_testing import CONFORMANCE_GRAPHS, assert_conforms, load_all
 
 from kssim.reference.model.errors import UnsupportedOperator
 
-FILES = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "*", "*.json")))
-CLAIMED = ("stateless",)
+ALL_FILES = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "*", "*.json")))
+CLAIMED = ("stateless", "table-stateless", "rekey-join", "stream-aggregate", "table-aggregate", "windowed-aggregate",
+           "join-then-window", "agg-join", "merge-flatmap", "suppress")
+#: the suite's share of each claimed family (the whole corpus on Spark takes minutes)
+SAMPLE = 10
 
 
 def family(path) -> str:
     return os.path.basename(os.path.dirname(path))
+
+
+FILES = [f for f in ALL_FILES if family(f) not in CLAIMED] + [
+    f for name in CLAIMED for f in [g for g in ALL_FILES if family(g) == name][::SAMPLE]]
 
 
 @pytest.fixture(scope="module")
@@ -55,18 +63,14 @@ def test_claimed_graph_file(batch, reference_drops, path):
     assert _drops(result) == _drops(reference_drops[path])
 
 
-def test_other_graph_files_are_exact_or_refused_by_name(batch):
-    wrong, refused = [], 0
+def test_every_family_is_claimed_or_refused_by_name(batch):
+    refusals = {}
     for path in FILES:
         if family(path) in CLAIMED:
             continue
-        scenario, result = batch[path]
-        if isinstance(result, UnsupportedOperator):
-            assert "graph" in str(result) or "caching" in str(result), result
-            refused += 1
-            continue
-        try:
-            assert_conforms(scenario, result)
-        except AssertionError:
-            wrong.append(os.path.relpath(path, CONFORMANCE_GRAPHS))
-    assert not wrong, f"Spark ran these graph files and got them wrong: {wrong}"
+        result = batch[path][1]
+        assert isinstance(result, UnsupportedOperator), (path, result)
+        refusals.setdefault(family(path), set()).add(str(result).split(" (")[0].split("[")[0])
+    # what is not built yet, said as a user reads it
+    assert refusals == {"caching": {"the Spark backend does not run graphs with config.caching yet"},
+                        "fk-join": {"the Spark backend does not run graph node topology.graph"}}, refusals
