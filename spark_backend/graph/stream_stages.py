@@ -9,7 +9,8 @@
   element's position extends the order key), null gives none (dropped, ``filtered``), anything
   else one record;
 - ``merge``, ``group_by_key``, ``windowed_by``, ``repartition``: records go on as they are (the
-  repartition itself is an edge of the plan, :mod:`spark_backend.graph.routing`);
+  repartition itself is an edge of the plan, :mod:`spark_backend.graph.routing`; the operation
+  exists since 2.6, ``kstream_repartition``, which the plan checks);
 - ``to_stream`` (``KTableImpl#toStream``): a table change's new value;
 - ``to`` (a sink): an output record of the topic.
 """

@@ -5,7 +5,9 @@ Rules (profile rule names in brackets; the reference: ``reference/graph/table_no
 ``reference/joins/table_source.py``, ``docs/internals/graph-rules.md`` sections 1-5, 9, 11):
 
 - ``table`` (``KTableSource``) and ``to_table`` (a non-versioned source fed by a stream): a null
-  key is skipped (dropped, ``null_key``). Not materialized (``NodePlan.materialized``), or with a
+  key is skipped (dropped, ``null_key``). Not materialized (``NodePlan.materialized``: since 2.2 a
+  source gets a store only when something needs one, [``ktable_source_lazy_materialization``],
+  settled by the plan), or with a
   store nothing reads (no old values, no emit-on-change, not versioned): every record is forwarded
   as ``Change(new, null)``, stateless. Otherwise a fold per key
   (:mod:`spark_backend.graph.keyed_fold`) reads the old value, then puts the new one (a tombstone

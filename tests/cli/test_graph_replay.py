@@ -236,16 +236,18 @@ def test_diff_of_a_one_sink_graph_needs_no_sink(tmp_path, capsys):
     assert "sink topic orders-by-customer" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("command", ["replay", "diff"])
-def test_spark_refuses_graphs_with_exit_2(graph, capsys, command):
+def test_spark_replays_and_diffs_a_graph_as_the_reference_does(graph, capsys, spark):
     tmp, topo, capture = graph
-    args = [command, topo, "-i", capture, "--engine", "spark"]
-    args += ["-o", str(tmp / "out.jsonl")] if command == "replay" else ["-e", captured(tmp, "e.jsonl", EXPECTED),
-                                                                      "--sink", "totals"]
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert "the Spark backend does not run topology graphs yet" in err and "Traceback" not in err
-    assert not (tmp / "out.jsonl").exists()
+    outputs = {}
+    for engine in ("reference", "spark"):
+        out = tmp / f"{engine}.jsonl"
+        assert main(["replay", topo, "-i", capture, "-o", str(out), "--engine", engine]) == 0
+        outputs[engine] = out.read_bytes()
+    assert outputs["spark"] == outputs["reference"] and rows_of(tmp / "spark.jsonl") == EXPECTED
+    capsys.readouterr()
+    expected = captured(tmp, "e.jsonl", EXPECTED)
+    assert main(["diff", topo, "-i", capture, "-e", expected, "--sink", "totals", "--engine", "spark"]) == 0
+    assert "no divergence" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", ["replay", "diff"])

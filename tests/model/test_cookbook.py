@@ -3,7 +3,7 @@
 explains it in ``x-notes`` naming the rules of ``kssim rules`` it rests on, refers only to files
 that exist, and is listed in the cookbook's README. Whether the files pass is checked by
 ``tests/reference/test_conformance.py`` (reference) and ``tests/spark/test_spark_cookbook.py``
-(the format-1 recipes; the Spark backend does not run topology graphs yet, issue 19)."""
+(Spark, every recipe)."""
 from __future__ import annotations
 
 import os

@@ -1,11 +1,12 @@
 """``kssim check --engine spark`` on a folder: one Spark job for the runnable scenarios; an invalid
 file and a scenario the backend cannot run are reported and the check goes on."""
+import glob
 import os
 import shutil
 
 from kssim.tools.cli import main
 
-from kssim_testing import CONFORMANCE, ROOT
+from kssim_testing import CONFORMANCE, CONFORMANCE_GRAPHS, ROOT
 
 LEFT_31 = os.path.join(CONFORMANCE, "seeds", "seed-stream-stream-left-3.1.json")
 INTERLEAVED = os.path.join(ROOT, "scenarios", "features", "fk-inner-stale-hash-response-dropped-3.9.yaml")
@@ -26,10 +27,12 @@ def test_spark_check_reports_invalid_and_skipped_files_and_goes_on(spark, tmp_pa
     assert out.splitlines()[-1].startswith("1 passed, 0 failed, 1 invalid, 1 skipped (not supported by engine spark)")
 
 
-def test_spark_check_skips_a_topology_graph_saying_why(tmp_path, capsys):
+def test_spark_checks_a_topology_graph_and_skips_what_it_lacks_saying_why(tmp_path, capsys):
     graph = os.path.join(ROOT, "scenarios", "cookbook", "13-orders-per-customer-3.9.yaml")
-    code = main(["check", graph, "--engine", "spark"])
+    assert main(["check", graph, "--engine", "spark"]) == 0
+    assert "PASS cookbook-13-orders-per-customer-3.9" in capsys.readouterr().out
+    cached = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "caching", "*.json")))[0]
+    code = main(["check", cached, "--engine", "spark"])
     out = capsys.readouterr().out
-    assert code == 1 and "SKIP cookbook-13-orders-per-customer-3.9" in out
-    assert "the Spark backend does not run topology graphs yet (issue 19)" in out
-    assert main(["check", graph, "--engine", "spark", "--allow-skip"]) == 0
+    assert code == 1 and "SKIP graph-caching" in out and "does not run graphs with config.caching yet" in out
+    assert main(["check", cached, "--engine", "spark", "--allow-skip"]) == 0
