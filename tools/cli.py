@@ -387,6 +387,10 @@ def cmd_difftest(args) -> int:
     from kssim.differential_tests.graph_strategies import GRAPH
     from kssim.differential_tests.strategies import OPERATORS, missing_in
 
+    if args.cases < 1:
+        raise KssimError(f"--cases must be at least 1, got {args.cases}")
+    if args.findings is not None and args.findings < 1:
+        raise KssimError(f"--findings must be at least 1, got {args.findings}")
     a, b = parse_engine(args.a), parse_engine(args.b)
     # by default, every operator both releases have; --graphs alone: graphs only
     if args.graphs:

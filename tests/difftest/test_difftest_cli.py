@@ -1,5 +1,6 @@
 """``kssim difftest`` on the windowed operators, reference against reference (Spark's side is the gate's)."""
 import json
+import os
 
 import pytest
 
@@ -35,6 +36,16 @@ def test_an_operator_the_release_lacks_is_bad_input(capsys, tmp_path):
     assert main(["difftest", "--a", "reference@2.6", "--b", "reference@2.7", "--operator", "sliding_aggregate",
                  "--cases", "10", "--out", str(tmp_path)]) == 2
     assert "sliding_aggregate does not exist in Kafka 2.6" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value", [("--cases", "-5"), ("--cases", "0"), ("--findings", "0")])
+def test_a_count_that_cannot_be_meant_is_bad_input_not_a_traceback(capsys, tmp_path, option, value):
+    args = ["difftest", "--a", "reference@3.8", "--b", "reference@3.9", "--operator", "stream_table_join",
+            "--out", str(tmp_path), "--cases", "5", option, value]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert f"kssim: {option} must be at least 1, got {value}" in err and "Traceback" not in err
+    assert os.listdir(tmp_path) == []
 
 
 def test_a_release_pair_no_scenario_fits_is_bad_input(capsys, tmp_path):
