@@ -43,7 +43,9 @@ LOCAL_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
     "spark.driver.extraJavaOptions": (
-        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 "
+        # a graph batch compiles many plans: the default code cache fills up (the JVM then
+        # warns on stderr and stops compiling)
+        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m "
         f"-Dlog4j2.configurationFile=file:{_LOG4J2}"
     ),
     "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",
