@@ -56,6 +56,7 @@ from kssim.reference.model.topology import StreamTableJoinSpec, TableSpec
 from kssim.spark_backend.graph import flow
 from kssim.spark_backend.graph.batch import Instance
 from kssim.spark_backend.graph.mappers import value_text
+from kssim.spark_backend.graph.virtual import VirtualScenario, operator_rows
 from kssim.spark_backend.runtime.outputs import OLD_JOINED
 
 #: where a drop of an arrival stands among what the arrival caused at the node: after its outputs
@@ -87,15 +88,6 @@ def joined_value(joiners: Joiners, left: str, right: str):
 # --- virtual scenarios: a node instance run by a format-1 operator ------------------------------
 
 @attrs.frozen
-class _Operand:
-    """What ``inputs.config_row`` reads of a scenario: the format-1 spec, profile and run config."""
-
-    topology: object
-    profile: object
-    config: object
-
-
-@attrs.frozen
 class Virtual:
     """The instances of a stage as virtual scenarios: ``numbered`` (the arrivals with ``vsid`` and
     ``vidx``, the virtual input index in order-key order), their ``configs`` and ``features``."""
@@ -108,13 +100,11 @@ class Virtual:
         """The operator's input frame: virtual records with settings and processing order."""
         from pyspark.sql import functions as F
 
-        from kssim.spark_backend.runtime.inputs import RECORDS_DDL, with_configs
-        from kssim.spark_backend.runtime.processing_order import by_task, with_processing_order
+        from kssim.spark_backend.runtime.inputs import RECORDS_DDL
 
         records = flow.select_columns(self.numbered, RECORDS_DDL, sid="vsid", idx="vidx", side="port",
                                       task=F.lit(0), off="vidx")
-        return with_processing_order(with_configs(by_task(records, self.features), self.configs, self.features),
-                                     self.features)
+        return operator_rows(records, self.configs, self.features)
 
     def events_at_arrivals(self, events):
         """The operator's events with the arrival each happened at: the real ``sid, node``, the
@@ -145,7 +135,7 @@ def virtual_scenarios(arrivals, instances: List[Instance], batch, spec_of, adjus
     for vsid, inst in enumerate(instances):
         # the virtual inputs are numbered in processing order: listed order is that order
         config = attrs.evolve(inst.config, order="as_listed")
-        row = config_row(vsid, _Operand(spec_of(inst), inst.profile, config))
+        row = config_row(vsid, VirtualScenario(spec_of(inst), inst.profile, config))
         rows.append(adjust(row) if adjust is not None else row)
     ids = batch.frame([(inst.sid, inst.index, vsid) for vsid, inst in enumerate(instances)],
                       "sid INT, node INT, vsid INT")

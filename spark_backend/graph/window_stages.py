@@ -48,6 +48,7 @@ from kssim.reference.model.topology import TableTableJoinSpec
 
 from kssim.spark_backend.graph import flow
 from kssim.spark_backend.graph.batch import Instance
+from kssim.spark_backend.graph.virtual import VirtualScenario, operator_rows
 
 #: the virtual scenarios' columns that lead back to an instance and its arrivals
 VIRTUAL_DDL = "vsid INT, sid INT, node INT, windowed BOOLEAN"
@@ -55,15 +56,6 @@ VIRTUAL_DDL = "vsid INT, sid INT, node INT, windowed BOOLEAN"
 PLAIN_KEYS = TableTableJoinSpec(join="inner")
 #: the 2.1 task stream time of a graph's suppress (see the module docstring)
 NO_TIMESTAMP = -1
-
-
-@attrs.frozen
-class VirtualScenario:
-    """What format 1's settings modules read of a scenario (``topology``, ``profile``, ``config``)."""
-
-    topology: object
-    profile: object
-    config: object
 
 
 def _one_task(config):
@@ -103,14 +95,6 @@ def _configs(batch, scenarios: List[VirtualScenario], overrides: Sequence[dict] 
             row.update(overrides[vsid])
         rows.append(row)
     return inputs.config_frame(batch.spark, rows), inputs.Features.of(rows)
-
-
-def _operator_rows(records, configs, features):
-    """Format 1's per-record frame of the virtual scenarios: settings and processing order."""
-    from kssim.spark_backend.runtime.inputs import with_configs
-    from kssim.spark_backend.runtime.processing_order import by_task, with_processing_order
-
-    return with_processing_order(with_configs(by_task(records, features), configs, features), features)
 
 
 def _records(numbered, side=None, ts=None):
@@ -197,7 +181,7 @@ def windowed_aggregate(arrivals, instances: List[Instance], batch) -> flow.Stage
     # read by the operator and by the mapping back: computed once
     numbered = _numbered(arrivals, virtual).localCheckpoint(eager=False)
     configs, features = _configs(batch, scenarios)
-    rows = _operator_rows(_records(numbered), configs, features)
+    rows = operator_rows(_records(numbered), configs, features)
     # only the operators the level has: every branch is planned and run even when it is empty
     events = flow.union_all([run(rows.filter(F.col("op") == op), features)
                              for op, run in _operators().items() if op in features.operators])
@@ -287,7 +271,7 @@ def suppress(arrivals, instances: List[Instance], batch) -> flow.StageResult:
     # read by the suppress stage (changes, rows) and by the mapping back: computed once
     numbered = _topic_sides(batch, instances, topics, numbered).localCheckpoint(eager=False)
     configs, features = _configs(batch, scenarios, [{settings.TOPICS_KEY: t} for t in topics])
-    rows = _operator_rows(_records(numbered, side=F.col("topic_side"), ts=F.lit(NO_TIMESTAMP)), configs, features)
+    rows = operator_rows(_records(numbered, side=F.col("topic_side"), ts=F.lit(NO_TIMESTAMP)), configs, features)
     return _results(suppressed(_changes(numbered), rows, configs, features), numbered)
 
 
