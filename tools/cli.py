@@ -31,7 +31,7 @@ from kssim.reference.model.compare import Status, judge
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.engines import ENGINES, REFERENCE_ONLY_PENDING, explore, outcome_json, replay, run_scenarios
 from kssim.reference.model.pending import pending_lines, window_text
-from kssim.reference.model.errors import KssimError, ScenarioError, UnsupportedOperator
+from kssim.reference.model.errors import KssimError, ScenarioError, ScheduleError, UnsupportedOperator
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.model.render import describe_input, json_line, output_as_json, sends_old_values, show, table
 from kssim.reference.model.record_files import STDOUT, atomic_path
@@ -182,6 +182,13 @@ def with_schedule(scenario, text: str):
     if not choices:
         raise KssimError("--schedule: give at least one queue choice (like 0,2,1, as kssim explore prints it)")
     config = attrs.evolve(scenario.config, delivery="interleaved", seed=None, schedule=choices)
+    # as the loader checks config.schedule: a choice naming no non-empty queue is named by file and step
+    from kssim.reference.model.engines import check_schedule
+
+    try:
+        check_schedule(scenario.topology, scenario.profile, config, scenario.inputs)
+    except ScheduleError as exc:
+        raise ScenarioError(scenario.path, f"--schedule[{exc.step}]", exc.message) from None
     return attrs.evolve(scenario, config=config)
 
 

@@ -203,7 +203,7 @@ class GraphTask:
         if isinstance(op, AggregateOp):
             return self._aggregate(name, node_plan, op)
         if isinstance(op, SuppressOp):
-            return tn.Suppress(name, ctx, self._suppress_processor(node_plan, op))
+            return tn.Suppress(name, ctx, self._suppress_processor(node_plan, op), up)
         if isinstance(op, JoinOp):
             return self._join(name, node_plan, op, up)
         raise AssertionError(f"no processor for {node.name}")

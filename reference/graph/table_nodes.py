@@ -33,6 +33,10 @@ from kssim.reference.model.graph.expressions import json_equal
 from kssim.reference.model.keys import key_identity
 from kssim.reference.model.records import NO_OLD_VALUE
 from kssim.reference.runtime.explain import Why, show
+from kssim.reference.suppress.processor import buffer_identity
+
+#: ``RecordQueue.UNKNOWN``: the timestamp of a suppressed table's prior value
+NO_TIMESTAMP = -1
 
 _new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new__ (hot path)
 
@@ -255,18 +259,34 @@ class ForwardingContext:
 
 
 class Suppress(Processor):
-    """``KTable#suppress``: the format-1 suppress processor, its evictions forwarded as changes."""
+    """``KTable#suppress``: the format-1 suppress processor, its evictions forwarded as changes.
 
-    __slots__ = ("processor", "forwarding", "topic")
+    Its value getter (``KTableSuppressProcessorSupplier#view``, 2.3+, KAFKA-8199; before, a
+    suppressed table has no getter and the plan refuses a join on it) answers, for a key the buffer
+    holds, the buffer's prior value (``priorValueForBuffered``: the old value of the update that
+    first buffered the key) with timestamp -1 (``RecordQueue.UNKNOWN``: the buffer does not know
+    it), no row when that prior value is null; for a key not buffered, the parent's getter."""
 
-    def __init__(self, name, ctx, processor):
+    __slots__ = ("processor", "forwarding", "topic", "upstream_table")
+
+    def __init__(self, name, ctx, processor, upstream_table=None):
         super().__init__(name, ctx)
         self.processor = processor
         self.forwarding = ForwardingContext(ctx, self)
+        self.upstream_table = upstream_table  # the parent table's processor (its getter)
 
     def process(self, key, change, ts, why=None):
         self.forwarding.incoming = why
         self.processor.process(key, change.new, change.old, ts, None, self.ctx.current_topic, self.forwarding)
+
+    def get(self, key, key_id):
+        processor = self.processor
+        kind = processor.plan.key_kind
+        buffered, prior = processor.prior_value_for_buffered(key_id if kind == "plain" else
+                                                             buffer_identity(key, kind))
+        if buffered:
+            return None if prior is None else (prior, NO_TIMESTAMP, -1)
+        return self.upstream_table.get(key, key_id)
 
     def pending(self, task: int) -> tuple:
         """The suppress buffer, named by this node."""

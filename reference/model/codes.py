@@ -135,6 +135,21 @@ class FailureCode(_CodedEnum):
     AGGREGATOR_NULL_VALUE = (
         "aggregator_null_value", "NullPointerException thrown by the aggregator",
         "NullPointerException: the sum aggregator was given a null value (Long unboxing)")
+    #: 0.10.2+: a window bound computed in Java longs wrapped past ``Long.MAX_VALUE``: a time
+    #: window whose end ``start + size`` overflows (``TimeWindows#windowsFor``), or a session
+    #: lookup whose latest start ``ts + gap`` overflows (the RocksDB session store's range key).
+    WINDOW_ILLEGAL_ARGUMENT = (
+        "window_illegal_argument", "IllegalArgumentException thrown by the Window constructor",
+        "IllegalArgumentException: a window bound wrapped past Long.MAX_VALUE ('Window endMs time cannot be "
+        "smaller than window startMs time.' for a time window whose end start + size overflows; 'Window startMs "
+        "time cannot be negative.' for a session store lookup up to ts + gap)")
+    #: 0.10.0-0.10.1: the next window start of ``TimeWindows#windowsFor`` wraps below the record's
+    #: timestamp, so its loop never ends (windows pile up in its HashMap).
+    WINDOWS_FOR_OUT_OF_MEMORY = (
+        "windows_for_out_of_memory", "OutOfMemoryError (or a hang) in TimeWindows#windowsFor",
+        "OutOfMemoryError: TimeWindows#windowsFor never returns: its next window start (last start + advance) "
+        "wraps past Long.MAX_VALUE to a negative number, still below the record's timestamp, and the loop goes on "
+        "making windows (Kafka 0.10.0-0.10.1, whose Window constructor checks nothing)")
     #: A suppress buffer with ``shutDownWhenFull`` (or ``untilWindowCloses`` with a bounded strict
     #: buffer) is over its limit after this record: Kafka stops the application.
     SUPPRESS_BUFFER_FULL = (

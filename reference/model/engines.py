@@ -49,6 +49,19 @@ def record_graph_traffic():
     finally:
         GRAPH_TRAFFIC.reset(token)
 
+#: (module, function) of the reference engine's check of an interleaved run's schedule
+SCHEDULE_CHECK = ("kssim.reference.runtime.delivery", "check_schedule")
+
+
+def check_schedule(topology, profile, config, inputs) -> None:
+    """Follow ``config.schedule`` on the reference engine as far as it goes: a
+    :class:`~reference.model.errors.ScheduleError` for the first choice that names no non-empty
+    queue (which queues hold records depends on the run, so only a run shows it). The loader and
+    ``kssim run --schedule`` check every schedule so, whichever engine is to run it."""
+    module, function = SCHEDULE_CHECK
+    getattr(importlib.import_module(module), function)(topology, profile, config, inputs)
+
+
 def check_engine(engine: str) -> str:
     """``engine`` if kssim knows it; a KssimError naming the known engines otherwise."""
     if engine not in ENGINE_MODULES:

@@ -30,6 +30,17 @@ class TopologyError(KssimError):
         super().__init__(f"{field}: {message}" if field else message)
 
 
+class ScheduleError(KssimError):
+    """An interleaved run's schedule chose a queue that is empty at that step: ``step`` is the
+    choice's index, ``where`` its field (``config.schedule[STEP]``)."""
+
+    def __init__(self, step: int, message: str):
+        self.step = step
+        self.where = f"config.schedule[{step}]"
+        self.message = message
+        super().__init__(f"{self.where}: {message}")
+
+
 class UnsupportedOperator(KssimError):
     """The scenario's operator is valid but this engine does not implement it (yet)."""
 

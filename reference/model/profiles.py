@@ -241,6 +241,10 @@ RULES = (
     Rule("time_window_retention_size_plus_grace", "3.0", "KAFKA-7106 (TimeWindowedKStreamImpl)",
          "a time-windowed aggregation's store keeps size + grace by default (before: Windows#maintainMs = "
          "max(1 day, size), and a grace that does not fit it is rejected unless Materialized#withRetention)"),
+    Rule("sliding_late_check_by_window_end", "3.3", "KAFKA-13785 (KStreamSlidingWindowAggregate)",
+         "a sliding-window record is dropped as late when ts + d < close time (before: ts + 1 + d <= close "
+         "time); in Java longs the two differ where the sum wraps: a record at ts = Long.MAX_VALUE - d is "
+         "dropped before 3.3, aggregated since"),
     Rule("sliding_window_close_inclusive", "3.3", "KAFKA-13739 (KStreamSlidingWindowAggregate)",
          "a sliding window whose end equals the close time is still updated (before: only end > close time, "
          "so SlidingWindows without grace skipped the record's own left window)"),
@@ -248,6 +252,11 @@ RULES = (
          "a record belongs to the windows that contain it (0.10.0: the first window started at max(0, ts - "
          "ts % advance - (size - 1) / advance * advance), one window too early when the size is no multiple of "
          "the advance)"),
+    Rule("window_bounds_checked", "0.10.2", "KAFKA-3452 (Window and TimeWindow constructors)",
+         "a window's constructor throws IllegalArgumentException for a negative start or an end before the "
+         "start: a time window whose end (start + size) wraps past Long.MAX_VALUE kills the application at "
+         "the record (before: the end wraps to a negative number; once the next start of TimeWindows#windowsFor "
+         "wraps, its loop never ends)"),
     Rule("time_windows_in_start_order", "2.0", "KAFKA-6560, KAFKA-6486 (KStreamWindowAggregate, TimeWindows)",
          "a record's time windows are updated and forwarded in ascending start order (before: the windows the "
          "store already had, by start, then the new ones in java.util.HashMap order of their starts)"),

@@ -23,7 +23,7 @@ from typing import Optional
 import attrs
 
 from kssim.reference.model.documents import read_document
-from kssim.reference.model.errors import KssimError, ScenarioError, TopologyError
+from kssim.reference.model.errors import KssimError, ScenarioError, ScheduleError, TopologyError
 from kssim.reference.model.profiles import DEFAULT_RELEASE, Profile, profile_for
 from kssim.reference.model.records import NO_OLD_VALUE, InputRecord
 from kssim.reference.model.topology import (JAVA_LONG_MAX, JAVA_LONG_MIN, ExtractorError, aggregated_value_problem,
@@ -176,6 +176,8 @@ class _Loader:
             for i, e in enumerate(expected):
                 if e.after_input is not None and e.after_input >= len(inputs):
                     raise self.fail(f"expected[{i}].after_input", f"{e.after_input} is not an input index (there are {len(inputs)} inputs)")
+        if config.schedule:
+            self.check_schedule(topology, profile, config, inputs)
         return Scenario(
             name=name, topology=topology, profile=profile, inputs=inputs, config=config,
             expected=expected, checkpoints=checkpoints, compare=compare,
@@ -184,6 +186,17 @@ class _Loader:
             path=str(self.path) if self.path is not None else None,
             annotations={k: v for k, v in doc.items() if k.startswith("x-")},
         )
+
+    def check_schedule(self, topology, profile, config, inputs) -> None:
+        """Every choice of ``config.schedule`` must name a non-empty queue at its step, which only
+        a run of the schedule shows (:func:`reference.model.engines.check_schedule`): checked
+        here, so that every command and both engines name the file and the step alike."""
+        from kssim.reference.model.engines import check_schedule
+
+        try:
+            check_schedule(topology, profile, config, inputs)
+        except ScheduleError as exc:
+            raise self.fail(exc.where, exc.message) from None
 
     def config(self, obj, topology) -> RunConfig:
         operator = topology.operator

@@ -26,7 +26,9 @@ other interleaving of the queues is reachable in a real run (fetch timing), so t
   inputs remain), then the internal queues sorted by (topic, partition); a choice is an index
   into that list (the labels are on :class:`Step`);
 - ``config.schedule`` (a list of choices) is followed step by step; a choice that names no
-  non-empty queue is a :class:`~reference.model.errors.KssimError`;
+  non-empty queue is a :class:`~reference.model.errors.ScheduleError` (the loader finds it first,
+  through :func:`check_schedule`, and names the file and ``config.schedule[STEP]``, whichever
+  engine runs the scenario);
 - after the schedule (or without one) the choices come from ``random.Random(config.seed)``; with
   no seed, the run goes on as ``synchronous`` would (internal records in production order before
   the next input), so a schedule prefix explores one branch and completes deterministically;
@@ -44,12 +46,35 @@ from typing import Callable, Iterable, Optional
 
 import attrs
 
-from kssim.reference.model.errors import KafkaWouldFail, KssimError
+from kssim.reference.model.errors import KafkaWouldFail, KssimError, ScheduleError
 from kssim.reference.model.records import RunResult
 from kssim.reference.runtime.engine import flush_outputs, run_result
 
 #: the label of the input queue in a step's options
 INPUT_QUEUE = "input"
+
+
+class _ScheduleFollowed(Exception):
+    """Raised by :func:`check_schedule`'s chooser: every choice of the schedule was valid."""
+
+
+def check_schedule(topology, profile, config, inputs) -> None:
+    """Follow ``config.schedule`` on the reference engine as far as it goes, and stop there:
+    raises :class:`ScheduleError` for the first choice that names no non-empty queue. Whether a
+    queue is non-empty depends on what the run wrote to internal topics, so this is a run of the
+    schedule's prefix (a failure Kafka would have ends it early: the choices after it are never
+    reached). Cost: the schedule's steps, not the whole run."""
+    from kssim.reference.runtime.engine import Engine, processing_order
+
+    engine = Engine(topology, profile, config, collect_drops=False)
+
+    def followed(labels, heads):
+        raise _ScheduleFollowed
+
+    try:
+        run_interleaved(engine, processing_order(inputs, config, profile, engine.topics), config, chooser=followed)
+    except _ScheduleFollowed:
+        pass
 
 
 @attrs.frozen
@@ -101,9 +126,8 @@ def run_interleaved(engine, records: Iterable, config, on_output: Optional[Calla
             if step < len(schedule):
                 choice = schedule[step]
                 if not 0 <= choice < len(options):
-                    raise KssimError(f"config.schedule[{step}]: choice {choice} names no queue: "
-                                     f"{len(options)} queue(s) are non-empty at step {step} "
-                                     f"({', '.join(_label(o) for o in options)})")
+                    raise ScheduleError(step, f"choice {choice} names no queue: {len(options)} queue(s) are "
+                                              f"non-empty at step {step} ({', '.join(_label(o) for o in options)})")
             elif chooser is not None:
                 choice = chooser(tuple(_label(o) for o in options),
                                  tuple(head[3] if o is None else queues[o][0][2] for o in options))

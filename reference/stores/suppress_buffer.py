@@ -51,6 +51,7 @@ class BufferedChange:
     first_input_index: int
     why: object
     size: int
+    prior_value: object = None
 
 
 @attrs.frozen(slots=True, order=True)

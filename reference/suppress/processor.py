@@ -90,13 +90,23 @@ class KTableSuppressProcessor:
         existing = self.buffer.buffered(key_id)
         if existing is None:
             prior = old_bytes if plan.prior_value else None
+            prior_value = old if plan.prior_value else None
             first_input = ctx.input_index
         else:
-            prior = existing.prior
+            prior, prior_value = existing.prior, existing.prior_value
             first_input = existing.first_input_index
         size = buffered_record_size(plan, key_bytes, prior, old_bytes, value_bytes(new), topic)
-        entry = BufferedChange(key_id, key, new, old, prior, ts, topic, ctx.input_index, first_input, why, size)
+        entry = BufferedChange(key_id, key, new, old, prior, ts, topic, ctx.input_index, first_input, why, size,
+                               prior_value)
         self.buffer.put(buffer_time(plan, key, ts), key_bytes, entry)
+
+    def prior_value_for_buffered(self, key_id) -> tuple:
+        """``TimeOrderedKeyValueBuffer#priorValueForBuffered`` (2.3+, KAFKA-8199) of a buffer key
+        identity (:func:`buffer_identity`): ``(True, value)`` when the key is buffered, ``value``
+        being the old value of the update that first buffered it (None: a null prior value, which
+        ``ValueAndTimestamp.make`` turns into no row); ``(False, None)`` when it is not buffered."""
+        entry = self.buffer.buffered(key_id)
+        return (False, None) if entry is None else (True, entry.prior_value)
 
     def pending(self, task: int, node=None) -> tuple:
         """Every buffered result, in buffer order, with the stream time that evicts it: its buffer

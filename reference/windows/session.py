@@ -13,7 +13,12 @@ Per record (one processor per task; profile rule names in brackets):
    [session_close_includes_gap, KAFKA-12718]). Before 2.1 [windowed_grace] there is no grace and no
    close time: no record is dropped as late, only the store's retention forgets sessions.
 3. Candidates: the store's sessions of the key that end at or after ``ts - gap`` and start at or
-   before ``ts + gap``, in store order (end, then start), as the store shows them
+   before ``ts + gap`` (a Java long: past ``Long.MAX_VALUE`` it wraps to a negative latest start;
+   the RocksDB session stores and any caching layer build their range's upper key as
+   ``new SessionWindow(latestStart, Long.MAX_VALUE)``, whose constructor throws
+   ``IllegalArgumentException`` [window_bounds_checked]: the application dies at the record,
+   ``window_illegal_argument``; the in-memory store without a cache finds nothing, so the record
+   starts a session of its own), in store order (end, then start), as the store shows them
    (:mod:`reference.stores.session_store`: the retention filter since 3.4, the 0.11.0-2.1.0 lookup
    that misses sessions ending after ``ts + gap`` [session_fetch_end_bounded, KAFKA-7652]).
 4. Merge: ``agg = merger(key, agg, candidate)`` for each candidate in that order, starting from the
@@ -65,6 +70,7 @@ from kssim.reference.model.keys import key_identity
 from kssim.reference.model.pending import Pending, PendingKind, window_text
 from kssim.reference.model.profiles import session_window_settings
 from kssim.reference.model.records import NO_OLD_VALUE
+from kssim.reference.model.suppression import JAVA_LONG_MAX, java_long
 from kssim.reference.runtime.explain import Why, show
 from kssim.reference.stores.session_store import NO_TIMESTAMP, RocksDBSessionStore, make_session_store
 
@@ -74,7 +80,7 @@ _REF_FINAL = "KStreamSessionWindowAggregate, EmitStrategy.onWindowClose (KIP-825
 
 def build(spec, profile, config, instance_state):
     """One task's session aggregation processor and store."""
-    return SessionAggregate(spec, profile, config.store)
+    return SessionAggregate(spec, profile, config.store, caching=getattr(config, "caching", False))
 
 
 class SessionAggregate:
@@ -82,9 +88,9 @@ class SessionAggregate:
 
     __slots__ = ("profile", "settings", "gap", "close_offset", "late_at_close", "task_time", "ts_end",
                  "aggregate_first", "cache_layer", "cache_finds_previous", "emit_final", "send_old", "store",
-                 "observe_store", "stream_time", "last_emit_close", "initial", "add", "merge")
+                 "observe_store", "stream_time", "last_emit_close", "initial", "add", "merge", "range_key_window")
 
-    def __init__(self, spec, profile, store_kind: str):
+    def __init__(self, spec, profile, store_kind: str, caching: bool = False):
         settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
         self.profile = profile
         self.settings = settings
@@ -99,6 +105,9 @@ class SessionAggregate:
         self.emit_final = spec.emit == "on_window_close"
         self.send_old = spec.send_old_values or (spec.suppress is not None and profile.suppress_enables_old_values)
         self.store = make_session_store(profile, store_kind, settings.retention_ms, self.emit_final)
+        # findSessions builds a SessionWindow as its range's upper key: the RocksDB stores, and the
+        # caching layer (never under emit-on-window-close, SessionStoreMaterializer)
+        self.range_key_window = store_kind != "in_memory" or (caching and not self.emit_final)
         self.observe_store = getattr(self.store, "task_clock", False)
         self.stream_time = NO_TIMESTAMP
         self.last_emit_close = NO_TIMESTAMP
@@ -121,7 +130,10 @@ class SessionAggregate:
         if ts > self.stream_time:
             self.stream_time = ts
         gap = self.gap
-        found = self.store.find(key_id, ts - gap, ts + gap)
+        latest = ts + gap
+        if latest > JAVA_LONG_MAX:
+            latest = self._wrapped_latest_start(key, value, ts, ctx)
+        found = self.store.find(key_id, ts - gap, latest)
         agg = self.initial()
         start = end = ts
         if found:
@@ -144,6 +156,21 @@ class SessionAggregate:
         self._accept(key, key_id, value, ts, start, end, agg, found, story, ctx)
         if self.emit_final:
             self._emit_final(key, value, ts, ctx)
+
+    def _wrapped_latest_start(self, key, value, ts, ctx) -> int:
+        """``ts + gap`` past ``Long.MAX_VALUE``: the wrapped (negative) latest start the in-memory
+        store finds nothing below, or the failure of a store whose range key is a SessionWindow."""
+        latest = java_long(ts + self.gap)
+        if self.range_key_window:
+            why = None
+            if ctx.explain:
+                why = Why("window_illegal_argument",
+                          f"{show(key)}:{show(value)}@{ts}: the session lookup's latest start ts + gap {self.gap} wraps "
+                          f"past Long.MAX_VALUE to {latest}; the store's range key new SessionWindow({latest}, "
+                          "Long.MAX_VALUE) throws IllegalArgumentException ('Window startMs time cannot be negative.')",
+                          ref=f"{_REF}, SessionKeySchema#upperRangeFixedSize; window_bounds_checked (KAFKA-3452)")
+            ctx.fail(FailureCode.WINDOW_ILLEGAL_ARGUMENT, why)
+        return latest
 
     def _accept(self, key, key_id, value, ts, start, end, agg, found, story, ctx):
         """Remove the merged-away sessions (tombstones), aggregate the record, put and forward."""
@@ -258,6 +285,11 @@ class SessionAggregate:
             merged = ", ".join(f"[{s[1]},{s[0]}]={show(s[2])}" for s in found)
             text = (f"{show(value)}@{ts} merges the sessions of key {show(key)} within gap {gap} ({merged}; in store "
                     f"order, folded from the initializer with the merger) into [{start},{end}]")
+        elif ts + gap > JAVA_LONG_MAX:
+            text = (f"{show(value)}@{ts} starts session [{ts},{ts}]: the lookup's latest start ts + gap {gap} wraps "
+                    f"past Long.MAX_VALUE to {java_long(ts + gap)}, and no session starts by then (the in-memory "
+                    "store's range, whose bounds are not windows, finds nothing)")
+            return _Story(key, value, ts, start, end, found, text, [])
         else:
             text = (f"{show(value)}@{ts} starts session [{ts},{ts}]: no session of key {show(key)} ends at or after "
                     f"{ts} - gap {gap} = {ts - gap} and starts by {ts + gap}")

@@ -10,6 +10,10 @@ Per record (one processor per task; profile rule names in brackets):
   the only windowed aggregation that drops null values.
 - Stream time: the largest ts aggregated; close time = stream time - grace. A record whose left
   window ends before the close time (``ts + d < close``) is dropped whole (``expired_window``).
+  Kafka computes the check in Java longs: since 3.3 ``ts + d < close`` [sliding_late_check_by_window_end,
+  KAFKA-13785], before ``ts + 1 + d <= close``; a sum that wraps past ``Long.MAX_VALUE`` is negative,
+  below any close time the loader allows, so a record at ``ts > MAX - d`` (before 3.3: ``ts >= MAX -
+  d``) is dropped as late whatever the grace, after moving the stream time.
 - Early records (``ts < d``) share the window ``[0, d]`` instead of a negative-start left window:
   the key's windows with start in ``[0, ts + 1]`` are scanned forward; windows starting in
   ``(0, ts]`` are right windows of earlier records and get the record; then, in this order: the
@@ -50,6 +54,7 @@ from kssim.reference.model.aggregations import AggregatorNullValue, aggregation_
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import key_identity
 from kssim.reference.model.profiles import sliding_window_retention
+from kssim.reference.model.suppression import JAVA_LONG_MAX, java_long
 from kssim.reference.runtime.explain import Why, show
 from kssim.reference.stores.time_window_store import NO_TIMESTAMP
 from kssim.reference.windows.time_window import held_windows, store_for
@@ -66,7 +71,7 @@ class SlidingWindowAggregate:
     """``KStreamSlidingWindowAggregate``'s processor and window store in one task."""
 
     __slots__ = ("d", "grace", "retention_ms", "aggregation", "initial", "add", "store", "send_old", "emit_final",
-                 "close_inclusive", "stream_time", "last_emit_close")
+                 "close_inclusive", "late_by_window_end", "stream_time", "last_emit_close")
 
     def __init__(self, spec, profile, store: str):
         self.d = spec.time_difference_ms
@@ -79,6 +84,7 @@ class SlidingWindowAggregate:
         self.store = store_for(profile, store, self.retention_ms, self.emit_final, key_index=True)
         self.send_old = spec.send_old_values
         self.close_inclusive = profile.sliding_window_close_inclusive
+        self.late_by_window_end = profile.sliding_late_check_by_window_end
         self.stream_time = NO_TIMESTAMP
         self.last_emit_close = NO_TIMESTAMP
 
@@ -89,7 +95,7 @@ class SlidingWindowAggregate:
         if ts > self.stream_time:
             self.stream_time = ts
         close = self.stream_time - self.grace
-        if ts + self.d < close:
+        if ts + self.d < close or ts + self.d >= JAVA_LONG_MAX and self._wraps_late(ts, close):
             self._drop_late_record(key, value, ts, close, ctx)
             return
         key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
@@ -99,6 +105,13 @@ class SlidingWindowAggregate:
         self._process(key, key_id, value, ts, close, ctx)
         if self.emit_final:
             self._maybe_emit_final(ctx)
+
+    def _wraps_late(self, ts, close) -> bool:
+        """The late check as Kafka computes it in Java longs, where the sum may wrap (see the
+        module docstring)."""
+        if self.late_by_window_end:
+            return java_long(ts + self.d) < close
+        return java_long(ts + 1 + self.d) <= close
 
     def _process(self, key, key_id, value, ts, close, ctx):
         d = self.d
@@ -255,10 +268,18 @@ class SlidingWindowAggregate:
     def _drop_late_record(self, key, value, ts, close, ctx):
         why = None
         if ctx.explain:
-            why = Why("expired_window",
-                      f"input {show(key)}:{show(value)}@{ts} is too late: its left window [{ts - self.d},{ts}] ends "
-                      f"before close time {close} = stream time {self.stream_time} - grace {self.grace}; the record is "
-                      "dropped ('Skipping record for expired window')", ref=_REF)
+            if ts + self.d >= JAVA_LONG_MAX:
+                checked = f"ts + d = {java_long(ts + self.d)} < close time" if self.late_by_window_end \
+                    else f"ts + 1 + d = {java_long(ts + 1 + self.d)} <= close time"
+                text = (f"input {show(key)}:{show(value)}@{ts}: Kafka's late check {checked} {close} (= stream time "
+                        f"{self.stream_time} - grace {self.grace}) wraps past Long.MAX_VALUE to a negative number: the "
+                        "record is dropped as too late ('Skipping record for expired window')")
+                why = Why("expired_window", text, ref=f"{_REF}; sliding_late_check_by_window_end (KAFKA-13785)")
+            else:
+                why = Why("expired_window",
+                          f"input {show(key)}:{show(value)}@{ts} is too late: its left window [{ts - self.d},{ts}] ends "
+                          f"before close time {close} = stream time {self.stream_time} - grace {self.grace}; the record "
+                          "is dropped ('Skipping record for expired window')", ref=_REF)
         ctx.drop(DropReason.EXPIRED_WINDOW, why)
 
     def _drop_expired_put(self, key, ts, start, ctx):

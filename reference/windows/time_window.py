@@ -31,11 +31,22 @@ Per record (one processor per task; profile rule names in brackets):
   hidden before its range is fetched is never emitted (``unemitted_window``, one drop per window,
   on the record whose close check lost it).
 
+At the edge of the long range (Java ``long`` arithmetic; ``TimeWindows#windowsFor`` and the
+``Window`` constructor): the record's last window starts at ``ts - ts % advance``; since 0.10.2
+[window_bounds_checked, KAFKA-3452] a window whose end ``start + size`` passes ``Long.MAX_VALUE``
+wraps to a negative end, which the constructor rejects (``IllegalArgumentException``): the
+application dies at that record (``window_illegal_argument``), before any of its windows is
+updated. 0.10.0-0.10.1 check nothing: a hopping window's end wraps to a negative number and is
+forwarded so; once the next start ``last start + advance`` wraps, it is negative, still below the
+timestamp, and ``windowsFor``'s loop never ends (``windows_for_out_of_memory``). The close checks
+(``end > stream time - grace``) never overflow: the loader keeps ``size + grace`` within a long.
+
 Stores (:mod:`reference.stores.time_window_store`): RocksDB (emit on update), RocksDB time-ordered
 (emit on close), or in memory (``config.store``, 2.3+); retention from
 :func:`reference.model.profiles.time_window_settings` [time_window_retention_size_plus_grace, 3.0].
 Keys: stores key windows by the key's identity (:func:`reference.model.keys.key_identity`); output
-keys are ``{"key", "start", "end"}`` with the record's own key and ``end = start + size``.
+keys are ``{"key", "start", "end"}`` with the record's own key and ``end = start + size`` (a
+Java long: wrapped before 0.10.2).
 """
 from __future__ import annotations
 
@@ -44,6 +55,7 @@ from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import key_identity
 from kssim.reference.model.pending import Pending, PendingKind, window_text
 from kssim.reference.model.profiles import time_window_settings
+from kssim.reference.model.suppression import JAVA_LONG_MAX, java_long
 from kssim.reference.model.windows import window_starts
 from kssim.reference.runtime.explain import Why, show
 from kssim.reference.stores.time_window_store import IN_MEMORY, LEGACY_NUM_SEGMENTS, NO_TIMESTAMP, ROCKSDB, \
@@ -122,7 +134,7 @@ class TimeWindowAggregate:
 
     __slots__ = ("size", "advance", "grace", "retention_ms", "default_grace", "tumbling", "initial", "add",
                  "aggregation", "store", "send_old", "emit_final", "ts_max", "own_stream_time", "stream_time",
-                 "last_emit_close", "forward", "name", "start_order", "windows_for_fixed")
+                 "last_emit_close", "forward", "name", "start_order", "windows_for_fixed", "bounds_checked")
 
     def __init__(self, window, aggregation, profile, store: str, retention_ms=None, send_old_values: bool = False,
                  emit_final: bool = False, forward=None, name: str = "input"):
@@ -143,6 +155,7 @@ class TimeWindowAggregate:
         self.own_stream_time = profile.windowed_agg_own_stream_time
         self.start_order = profile.time_windows_in_start_order
         self.windows_for_fixed = profile.time_windows_for_fixed
+        self.bounds_checked = profile.window_bounds_checked
         self.stream_time = NO_TIMESTAMP
         self.last_emit_close = NO_TIMESTAMP
         self.forward = forward
@@ -166,8 +179,10 @@ class TimeWindowAggregate:
         if ts < 0:
             ctx.drop(DropReason.NO_WINDOW, self._why_no_window(key, value, ts) if ctx.explain else None)
         else:
-            key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
             size = self.size
+            if ts - ts % self.advance > JAVA_LONG_MAX - (size if self.bounds_checked else self.advance):
+                self._fail_at_the_edge(key, value, ts, ctx)
+            key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
             if self.tumbling:
                 start = ts - ts % size
                 if close is None or start + size > close:
@@ -219,13 +234,42 @@ class TimeWindowAggregate:
         if self.emit_final:
             return
         why = self._why_update(key, value, ts, start, entry, old, new, new_ts) if ctx.explain else None
-        end = start + self.size
+        end = self._end(start)
         if self.forward is not None:
             self.forward(ctx, key, key_id, start, end, new, old, new_ts, why)
         elif self.send_old:
             ctx.emit({"key": key, "start": start, "end": end}, new, new_ts, why, old)
         else:
             ctx.emit({"key": key, "start": start, "end": end}, new, new_ts, why)
+
+    def _end(self, start: int) -> int:
+        """``start + size`` as a Java long: wrapped (negative) past ``Long.MAX_VALUE``, which only
+        0.10.0-0.10.1 let a window have."""
+        end = start + self.size
+        return end if end <= JAVA_LONG_MAX else java_long(end)
+
+    def _fail_at_the_edge(self, key, value, ts, ctx):
+        """``TimeWindows#windowsFor`` at the edge of the long range (see the module docstring)."""
+        last = ts - ts % self.advance
+        if self.bounds_checked:
+            why = None
+            if ctx.explain:
+                why = Why("window_illegal_argument",
+                          f"{self.name} {show(key)}:{show(value)}@{ts}: its last window starts at {last}, and its end "
+                          f"{last} + size {self.size} wraps past Long.MAX_VALUE to {java_long(last + self.size)}: "
+                          "new TimeWindow(start, end) throws IllegalArgumentException ('Window endMs time cannot be "
+                          "smaller than window startMs time.') before any window is updated",
+                          ref="TimeWindows#windowsFor, Window; window_bounds_checked (KAFKA-3452)")
+            ctx.fail(FailureCode.WINDOW_ILLEGAL_ARGUMENT, why)
+        why = None
+        if ctx.explain:
+            why = Why("windows_for_out_of_memory",
+                      f"{self.name} {show(key)}:{show(value)}@{ts}: after its last window start {last} the next one, "
+                      f"{last} + advance {self.advance}, wraps past Long.MAX_VALUE to "
+                      f"{java_long(last + self.advance)}, still <= {ts}: TimeWindows#windowsFor's loop never ends "
+                      "(Kafka 0.10.0-0.10.1, whose Window constructor checks nothing)",
+                      ref="TimeWindows#windowsFor; before window_bounds_checked (KAFKA-3452)")
+        ctx.fail(FailureCode.WINDOWS_FOR_OUT_OF_MEMORY, why)
 
     # -- emit on window close ------------------------------------------------------------------
     def _maybe_emit_final(self, ctx):

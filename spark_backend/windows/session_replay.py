@@ -63,6 +63,9 @@ _Record = record_type("SessionRecord", ("sid", "task", "key", "idx", "g1", "g2",
 _MIN = -(1 << 63)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
 _NULL_SUM = FailureCode.AGGREGATOR_NULL_VALUE.code
+_WINDOW_BOUND = FailureCode.WINDOW_ILLEGAL_ARGUMENT.code
+#: Java's ``Long.MAX_VALUE``, and the span a long sum wraps by
+_LONG_MAX, _LONG_SPAN = (1 << 63) - 1, 1 << 64
 _UNEMITTED = DropReason.UNEMITTED_WINDOW.code
 _EXPIRED_PUT = DropReason.EXPIRED_WINDOW_PUT.code
 #: ``f1`` of the results (and lost sessions) of an emit-final range fetch: after everything the
@@ -160,9 +163,11 @@ class SessionReplay:
         end, start = window
         agg, born = value
         f2, f3 = self._fetch_order(sessions.key, start, end)
+        # a session whose end + close offset passes a long never closes: no stream time passes MAX
+        after = min(end + self.s.close_offset, _LONG_MAX)
         self._row(r, OUTPUT, FINAL_RANK, key=windowed_key_text(sessions.key, start, end), ts=end, n_l=_json(agg), f2=f2,
                   f3=f3, o_kind=OLD_NULL if self.s.send_old else OLD_NONE, kind=VERSION,
-                  v=(end, end + self.s.close_offset, born, died))
+                  v=(end, after, born, died))
 
     def _fetch_order(self, key, start, end):
         """``(f2, f3)``: where a session stands in the emit-final range fetch: the time-ordered
@@ -216,9 +221,13 @@ class SessionReplay:
             self._remove(r, sessions, 0, None)
 
     def candidates(self, sessions, ts, fetch_floor):
-        """findSessions(key, ts - gap, ts + gap): indexes of the sessions merged, in fetch order."""
+        """findSessions(key, ts - gap, ts + gap): indexes of the sessions merged, in fetch order.
+        ``ts + gap`` is a Java long: past ``Long.MAX_VALUE`` it wraps to a negative latest start,
+        which no session starts by (the in-memory store; the others fail first, see ``process``)."""
         s = self.s
         hi = ts + s.gap
+        if hi > _LONG_MAX:
+            hi -= _LONG_SPAN
         found = []
         windows = sessions.windows
         for i in range(sessions.from_end(max(ts - s.gap, fetch_floor)), len(windows)):
@@ -239,6 +248,12 @@ class SessionReplay:
         sessions = self.keys.get(key)
         if sessions is None:
             sessions = self.keys[key] = _KeySessions(key)
+        if ts + s.gap > _LONG_MAX and not s.in_memory:
+            # the RocksDB stores' range key new SessionWindow(ts + gap wrapped, Long.MAX_VALUE) throws
+            # IllegalArgumentException [window_bounds_checked] (the in-memory store builds no window)
+            self._row(r, FAILURE, 0, text=_WINDOW_BOUND)
+            self.failed = True
+            return
         self._floor = self._fetch_floor(r)
         found = self.candidates(sessions, ts, self._floor)
         agg_fn = s.agg

@@ -41,7 +41,9 @@ def _scoped(rows, features):
     ts, d = F.col("ts"), F.col("sl_diff")
     rows = running(rows, [Running("stream_time", MAX, ts, inclusive=True)], ORDER,
                    getattr(features, "task_scan_block", None))
-    accepted = ts + d >= F.col("stream_time") - F.col("sl_grace")
+    # (ts + d >= close, without the sum: ts + d may pass a long, which Kafka wraps and drops as late;
+    # counting such a record as accepted only makes its task replay in one scope)
+    accepted = ts >= F.col("stream_time") - F.col("sl_grace") - d
     # every store floor (store_models) at a clock c is at most c - retention + 1, and c never passes
     # the stream time; the lowest start a record fetches or puts is max(0, ts - 2d)
     touches_floor = accepted & (F.greatest(F.lit(0), ts - 2 * d) < F.col("stream_time") - F.col("sl_retention") + 1)

@@ -15,7 +15,8 @@ as Kafka's (``store_models``: what the fetches see, which puts are kept, what th
 Per record (digest C.2): a null key or null value is dropped before anything else (``sliding.py``,
 set-based); the stream time is the largest ``ts`` of the records that passed that check; a record
 whose window ``[ts, ts + d]`` ends before the close time (stream time - grace) is dropped
-(``expired_window``); an update of a window that has closed (end before the close time; at or
+(``expired_window``; in Java longs, so a record whose ``ts + d`` wraps past ``Long.MAX_VALUE`` is
+dropped too: ``sliding_late_check_by_window_end``); an update of a window that has closed (end before the close time; at or
 before it until 3.3, ``sliding_window_close_inclusive``) is skipped with a drop of its own, as
 Kafka counts it; forwarded results carry the window's largest record ts. Under emit-on-window-close
 (3.3+) a record that took the normal path (not early, not late) forwards, once the close time
@@ -42,6 +43,7 @@ IN_COLUMNS = (
     "sid", "task", "scope", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "stream_time", "send_old",
     "sl_diff", "sl_grace", "sl_retention", "sl_segment", "sl_final", "sl_agg", "sl_in_memory",
     "sl_fetch_model", "sl_put_model", "sl_emit_model", "sliding_window_close_inclusive",
+    "sliding_late_check_by_window_end",
 )
 _ROW = ("sid", "task", "scope", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value", "stream_time")
 #: one input row as the replay reads it
@@ -55,7 +57,7 @@ class _Settings:
     """One scenario's settings, read once from its first row."""
 
     __slots__ = ("d", "grace", "retention", "segment", "final", "agg", "in_memory", "fetch_model", "put_model",
-                 "emit_model", "close_inclusive", "send_old")
+                 "emit_model", "close_inclusive", "late_by_window_end", "send_old")
 
     def __init__(self, c, i, aggregations):
         self.d, self.grace = c["sl_diff"][i], c["sl_grace"][i]
@@ -72,7 +74,24 @@ class _Settings:
                                                              c["sl_emit_model"][i])
         # [sliding_window_close_inclusive] KAFKA-13739 (3.3): a window ending at the close time is updated
         self.close_inclusive = c["sliding_window_close_inclusive"][i]
+        # [sliding_late_check_by_window_end] KAFKA-13785 (3.3): ts + d < close (before: ts + 1 + d <= close)
+        self.late_by_window_end = c["sliding_late_check_by_window_end"][i]
         self.send_old = bool(c["send_old"][i])
+
+
+#: Java's ``Long.MAX_VALUE``, and the span a long sum wraps by
+_LONG_MAX, _LONG_SPAN = (1 << 63) - 1, 1 << 64
+
+
+def _late(ts, s, close) -> bool:
+    """The record's late check as Kafka computes it, in Java longs: a sum past ``Long.MAX_VALUE``
+    wraps to a negative number, below every close time, so such a record is dropped whatever the
+    grace (3.3+ ``ts + d < close``; 2.7-3.2 ``ts + 1 + d <= close``)."""
+    if s.late_by_window_end:
+        end = ts + s.d
+        return (end - _LONG_SPAN if end > _LONG_MAX else end) < close
+    after = ts + 1 + s.d
+    return (after - _LONG_SPAN if after > _LONG_MAX else after) <= close
 
 
 class _KeyWindows:
@@ -171,7 +190,7 @@ class SlidingReplay:
         ts = r.ts
         self._f1 = 0
         close = r.stream_time - s.grace  # the task's, computed set-based (a scope may be one key)
-        if ts + s.d < close:
+        if _late(ts, s, close):
             self._row(r, DROP, text=_EXPIRED)
             return
         key = r.key

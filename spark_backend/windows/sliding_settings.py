@@ -36,6 +36,7 @@ _COLUMNS = (
     ("sl_put_model", "INT", "which window puts the store keeps (store_models)"),
     ("sl_emit_model", "INT", "which windows the emit-final fetchAll still sees (store_models)"),
     ("sliding_window_close_inclusive", "BOOLEAN", "KAFKA-13739"),
+    ("sliding_late_check_by_window_end", "BOOLEAN", "KAFKA-13785"),
 )
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="sliding_window_close_inclusive")

@@ -22,6 +22,14 @@ How each rule is computed ("running" = a window per (scenario, task) in processi
   adv * adv`` every ``adv`` (0.10.0, before KAFKA-3784 / ``time_windows_for_fixed``: from ``max(0,
   ts - ts % adv - (size - 1) div adv * adv)``, one window too many when the size is no multiple of
   the advance); a negative ``ts`` has none (``no_window``). Exploded, one row per (record, window).
+  Integer arithmetic only (``x - x % adv``: a double division loses the low digits of a large
+  timestamp), and no sum that can pass a long (Spark's ANSI arithmetic would throw where Java wraps).
+- the edge of the long range (``window_bounds_checked``, KAFKA-3452, 0.10.2): a record whose last
+  window's end ``last + size`` passes ``Long.MAX_VALUE`` fails (``window_illegal_argument``: the
+  ``Window`` constructor throws inside ``windowsFor``, before any window is touched); before
+  0.10.2 such an end wraps to a negative number (written so in the key), and a record whose next
+  start ``last + adv`` would pass it fails instead (``windows_for_out_of_memory``: the loop never
+  ends). A failing record has no window rows; its failure comes first among its events.
 - late: a window is skipped (``expired_window``, one drop per window) unless ``end > streamTime -
   grace``; its other windows are still updated. Before 2.1 nothing is skipped: the store forgets a
   window whose segment is no longer one of the three newest (``segmentId(start) <=
@@ -97,17 +105,35 @@ def _per_record(frame):
         rule("time_windows_in_start_order").alias("start_order"),
         rule("time_windows_for_fixed").alias("windows_fixed"),
         (rule("rocksdb_fetch_from_first_segment") & ~F.col("tw_in_memory")).alias("from_first"),
+        rule("window_bounds_checked").alias("bounds_checked"),
     )
 
 
+#: Java's ``Long.MAX_VALUE``
+LONG_MAX = (1 << 63) - 1
+
+
 def _window_bounds(frame):
-    """``first``/``last``: the record's first and last window start (``windowsFor``)."""
+    """``first``/``last``: the record's first and last window start (``windowsFor``; null for a
+    negative ``ts``), and ``fails``: the failure code of a record ``windowsFor`` fails on at the
+    edge of the long range (see the module docstring), else null."""
     ts, size, adv = F.col("ts"), F.col("size"), F.col("adv")
-    fixed = (F.greatest(F.lit(0), ts - size + adv) / adv).cast("bigint") * adv
+    last = ts - ts % adv
+    lowest = F.greatest(F.lit(0), ts - size + adv)  # ts >= 0 and adv <= size: no overflow
+    fixed = lowest - lowest % adv
     # [time_windows_for_fixed] 0.10.0 (before KAFKA-3784): max(0, ts - ts % adv - enclosed * adv)
-    legacy = F.greatest(F.lit(0), ts - ts % adv - ((size - 1) / adv).cast("bigint") * adv)
+    enclosed = (size - 1) - (size - 1) % adv  # (size - 1) div adv * adv
+    legacy = F.greatest(F.lit(0), last - enclosed)
     first = F.when(F.col("windows_fixed"), fixed).otherwise(legacy)
-    return frame.select("*", first.alias("first"), (ts - ts % adv).alias("last"))
+    has_windows = F.col("key").isNotNull() & (ts >= 0)
+    # [window_bounds_checked] KAFKA-3452 (0.10.2): new TimeWindow(last, last + size) throws; before,
+    # windowsFor's loop never ends once last + adv wraps
+    fails = (F.when(~has_windows, F.lit(None))
+             .when(F.col("bounds_checked"),
+                   F.when(last > F.lit(LONG_MAX) - size, F.lit(FailureCode.WINDOW_ILLEGAL_ARGUMENT.code)))
+             .when(last > F.lit(LONG_MAX) - adv, F.lit(FailureCode.WINDOWS_FOR_OUT_OF_MEMORY.code)))
+    return frame.select("*", F.when(ts >= 0, first).alias("first"), F.when(ts >= 0, last).alias("last"),
+                        fails.alias("fails"))
 
 
 def records(frame, features):
@@ -136,8 +162,10 @@ def records(frame, features):
     own = F.when(side == 0, c0).otherwise(c1)
     clock = F.when(F.col("own_clock"), own).otherwise(ct)
     frame = frame.select("*", clock.alias("clock"), (clock - F.col("grace")).alias("close"), ct.alias("ct_"))
-    # the last window (the largest start) is live iff any is: it ends last
-    puts = live_key & (ts >= 0) & (F.col("close").isNull() | (F.col("last") + F.col("size") > F.col("close")))
+    # the last window (the largest start) is live iff any is: it ends last (last + size > close,
+    # without the sum, which may pass a long)
+    puts = live_key & (ts >= 0) & F.col("fails").isNull() \
+        & (F.col("close").isNull() | (F.col("last") > F.col("close") - F.col("size")))
     frame = frame.select("*", F.when(puts, F.col("last")).alias("put_max"))
     if not needs.legacy_clocks:
         adv = F.col("adv")
@@ -166,8 +194,9 @@ def _segment(column):
 
 
 def java_div(numerator, denominator):
-    """Java's long division, truncating towards zero (``%`` keeps the dividend's sign, as Java's)."""
-    return ((numerator - numerator % denominator) / denominator).cast("bigint")
+    """Java's long division, truncating towards zero (``%`` keeps the dividend's sign, as Java's);
+    exact: the multiple is divided as a decimal (a double would round a large timestamp)."""
+    return ((numerator - numerator % denominator).cast(_EXACT) / denominator.cast(_EXACT)).cast("bigint")
 
 
 def window_store_shows(start, clock, task_clock, first_start=None):
@@ -204,17 +233,17 @@ def window_rows(recs, features=None):
     window's segment), ``w_count`` (how many windows the record has) and, in 0.10.2,
     ``first_start`` (the start of its store's first put: ``first_put_starts``)."""
     needs = getattr(features, "windows", None) or Features()
-    with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0))
-    exploded = with_windows.select("*", F.explode(F.sequence(F.col("first"), F.col("last"), F.col("adv")))
-                                   .alias("w_start"))
-    count = ((F.col("last") - F.col("first")) / F.col("adv")).cast("bigint") + 1
-    exploded = exploded.select("*", count.alias("w_count"))
+    with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0) & F.col("fails").isNull())
+    starts = with_windows.select("*", F.sequence(F.col("first"), F.col("last"), F.col("adv")).alias("_starts"))
+    # w_pos: the window's place among the record's, ascending (its insertion order into windowsFor's map)
+    exploded = starts.select("*", F.size("_starts").alias("w_count"),
+                             F.posexplode("_starts").alias("w_pos", "w_start")).drop("_starts")
     first_start = None
     if needs.first_segment:
         exploded = first_put_starts(exploded)
         first_start = F.col("first_start")
     start, size = F.col("w_start"), F.col("size")
-    live = F.col("close").isNull() | (start + size > F.col("close"))
+    live = F.col("close").isNull() | (start > F.col("close") - size)  # end > close, without the sum
     clock, task_clock = store_clock(F.col("side"))
     # [windowed_grace] before KIP-328 no close time: the store's segments decide
     no_grace = F.col("grace").isNull()
@@ -222,7 +251,7 @@ def window_rows(recs, features=None):
     dead = rejected | (no_grace & ~window_store_shows(start, clock, task_clock, first_start))
     # what the record steps left behind is not carried further (every later step shuffles these rows)
     return exploded.select("*", live.alias("live"), dead.alias("dead"), rejected.alias("rejected")) \
-        .drop("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed")
+        .drop("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed", "fails")
 
 
 def first_put_starts(rows):
@@ -288,15 +317,16 @@ def aggregates(rows, features):
 
 def hashmap_rank():
     """The iteration position of ``w_start`` in the ``java.util.HashMap<Long, TimeWindow>`` of a
-    record's ``w_count`` windows (inserted in start order): bucket ``spread(Long.hashCode(start)) &
-    (capacity - 1)``, then insertion order (a resize keeps it). Not modelled: a bin of 8+ colliding
-    windows in a table of 64+ becomes a tree, which iterates its root first."""
+    record's ``w_count`` windows (inserted in start order, ``w_pos``): bucket
+    ``spread(Long.hashCode(start)) & (capacity - 1)``, then insertion order (a resize keeps it). Not
+    modelled: a bin of 8+ colliding windows in a table of 64+ becomes a tree, which iterates its
+    root first."""
     h = F.expr("(w_start ^ shiftright(w_start, 32)) & 4294967295")  # Long#hashCode, as 32 bits
     spread = h.bitwiseXOR(F.shiftright(h, 16))  # HashMap#hash
     # the table size once all windows are in: 16, doubled while size > 0.75 * capacity
     capacity = F.greatest(F.lit(16), F.expr("shiftleft(1, cast(ceil(log2(ceil(w_count * 4.0 / 3))) as int))"))
     bucket = spread.bitwiseAND(capacity - 1)
-    return bucket * F.lit(1 << 32) + F.col("w_start")
+    return bucket * F.lit(1 << 32) + F.col("w_pos")
 
 
 def forward_order_of_new_windows():
@@ -315,10 +345,18 @@ def forward_order(frame):
     return f1, f3
 
 
+def window_end(start_col, size_col):
+    """``start + size`` as a Java long: past ``Long.MAX_VALUE`` wrapped to a negative number (only
+    0.10.0-0.10.1 forward such a window), computed without passing a long."""
+    # start + size - 2^64 = (start - 2^63) + (size - 2^63): two non-positive terms, no overflow
+    wrapped = (start_col - F.lit(LONG_MAX) - 1) + (size_col - F.lit(LONG_MAX) - 1)
+    return F.when(start_col > F.lit(LONG_MAX) - size_col, wrapped).otherwise(start_col + size_col)
+
+
 def windowed_key(start_col, size_col):
     """``reference.model.records.windowed_key`` as JSON text (the key is ``key_text`` already)."""
     return F.concat(F.lit('{"key":'), F.col("key"), F.lit(',"start":'), start_col.cast("string"),
-                    F.lit(',"end":'), (start_col + size_col).cast("string"), F.lit("}"))
+                    F.lit(',"end":'), window_end(start_col, size_col).cast("string"), F.lit("}"))
 
 
 def update_ts():
@@ -327,10 +365,14 @@ def update_ts():
 
 
 def record_events(recs):
-    """Null keys and negative timestamps (no window)."""
+    """Null keys and negative timestamps (no window); the records ``windowsFor`` fails on, first
+    among their events (``f1`` -1: the emit-final results of a record come after its work)."""
+    fails = F.col("fails").isNotNull()
     text = (F.when(F.col("key_null"), F.lit(DropReason.NULL_KEY.code))
-            .when(F.col("ts") < 0, F.lit(DropReason.NO_WINDOW.code)))
-    return events(recs, etype=F.when(text.isNotNull(), F.lit(DROP)), f1=F.lit(0), f2=F.lit(b""), f3=F.lit(0),
+            .when(F.col("ts") < 0, F.lit(DropReason.NO_WINDOW.code))
+            .when(fails, F.col("fails")))
+    etype = F.when(fails, F.lit(FAILURE)).when(text.isNotNull(), F.lit(DROP))
+    return events(recs, etype=etype, f1=F.when(fails, F.lit(-1)).otherwise(F.lit(0)), f2=F.lit(b""), f3=F.lit(0),
                   n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
 
 
@@ -374,6 +416,8 @@ def _emission_points(recs, finals):
     at = F.struct("idx", "g1", "g2", "g3", "g4", "task", F.col("ts").alias("clock"),
                   F.when(F.col("side") == 0, F.col("st0")).otherwise(F.col("st1")).alias("store"))
     points = raises.select("sid", "task", "side", F.col("ts").alias("val"), F.lit(0).alias("kind"), at.alias("at"))
+    # a window whose end + grace passes a long never closes (no stream time passes Long.MAX_VALUE)
+    finals = finals.filter(F.col("w_start") <= F.lit(LONG_MAX) - F.col("size") - F.col("grace"))
     wanted = finals.select("sid", "task", "side", (F.col("w_start") + F.col("size") + F.col("grace")).alias("val"),
                            F.lit(1).alias("kind"), F.lit(None).cast(points.schema["at"].dataType).alias("at"),
                            F.struct(*finals.columns).alias("w"))

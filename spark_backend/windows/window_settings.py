@@ -58,6 +58,7 @@ _COLUMNS = (
     ("tw_time_windows_in_start_order", "BOOLEAN", "KAFKA-6560, KAFKA-6486"),
     ("tw_time_windows_for_fixed", "BOOLEAN", "KAFKA-3784"),
     ("tw_rocksdb_fetch_from_first_segment", "BOOLEAN", "Segments#minSegmentId (KAFKA-4851 until KAFKA-5771)"),
+    ("tw_window_bounds_checked", "BOOLEAN", "KAFKA-3452 (Window's constructor)"),
 )
 #: the DDL, the column names, and the release-rule columns (read from the profile by their own name)
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="tw_windowed_grace")

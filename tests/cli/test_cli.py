@@ -300,3 +300,24 @@ def test_junit_xml_needs_an_xml_file_in_an_existing_folder(capsys, tmp_path):
 def test_an_empty_schedule_is_refused(capsys):
     code, _, err = run_cli(capsys, "run", LEFT_31, "--schedule", " , ")
     assert code == 2 and "at least one queue choice" in err
+
+
+def test_a_schedule_choice_naming_no_queue_names_the_file_and_the_step_on_both_engines(capsys, tmp_path):
+    # at step 1 only the input queue is non-empty (the first input, a right-table row, wrote to no
+    # internal topic): choice 5 names no queue; which queues are non-empty is only known by
+    # following the schedule, which the loader does, so every command and engine says it alike
+    source = os.path.join(ROOT, "scenarios", "features", "fk-inner-stale-hash-response-dropped-3.9.yaml")
+    with open(source, encoding="utf-8") as f:
+        text = f.read()
+    assert '"schedule": [0, 0, 0]' in text
+    bad = tmp_path / "bad-schedule.yaml"
+    bad.write_text(text.replace('"schedule": [0, 0, 0]', '"schedule": [0, 5, 0]'), encoding="utf-8")
+    where = f"{bad}: config.schedule[1]: choice 5 names no queue"
+    for engine in ("reference", "spark"):
+        code, out, err = run_cli(capsys, "check", str(bad), "--engine", engine)
+        assert code == 2 and f"INVALID {where}" in out, (engine, out, err)
+        code, _, err = run_cli(capsys, "run", str(bad), "--engine", engine)
+        assert code == 2 and err.startswith(f"kssim: invalid input: {where}"), (engine, err)
+    # the same choice given on the command line is named as the option
+    code, _, err = run_cli(capsys, "run", source, "--schedule", "0,7")
+    assert code == 2 and f"{source}: --schedule[1]: choice 7 names no queue" in err

@@ -314,3 +314,64 @@ def test_the_plan_places_each_node_in_kafkas_sub_topology():
     # the re-keying side is sub-topology 1 (it ends at the repartition sink); the join and what
     # follows read the repartition topic with the table, in sub-topology 0 (Topology#describe)
     assert plan.subtopologies == (0, 1, 1, 0, 0, 0, 0, 0)
+
+
+# --- a suppressed table read through its value getter ---------------------------------------------
+# KTableSuppressProcessorSupplier#view (2.3+, KAFKA-8199): a key the buffer holds is read as the
+# buffer's prior value (the old value of the update that first buffered it) at timestamp -1
+# (RecordQueue.UNKNOWN), no row when that prior value is null; any other key through the parent's
+# getter. Suppress: untilTimeLimit 10 on the right table r.
+
+_SUPPRESSED_RIGHT_INPUTS = [
+    rec("r", "a", "r1", 1),    # 0: a buffered at 1, prior null (a new row)
+    rec("l", "a", "l1", 2),    # 1: a buffered, prior null: no row (the parent has r1)
+    rec("r", "a", "r2", 20),   # 2: stream time 20 >= 1 + 10: a evicted, Change(r2, r1)@20 reaches the join
+    rec("r", "a", "r3", 22),   # 3: a buffered again at 22, prior r2
+    rec("l", "a", "l2", 5),    # 4: a read as r2 at ts -1: joined at the left record's ts 5 (parent: r3@22)
+    rec("r", "b", "x", 40),    # 5: b buffered at 40 (prior null); 40 >= 22 + 10: a evicted, Change(r3, r2)@22
+    rec("l", "b", "m", 41),    # 6: b buffered, prior null: no row (the parent has x)
+    rec("l", "a", "l3", 42),   # 7: a not buffered: the parent's row r3@22
+]
+
+
+@pytest.mark.parametrize("join, expected", [
+    ("join", [("o", "a", ["l1", "r2"], 20, 2), ("o", "a", ["l2", "r2"], 5, 4), ("o", "a", ["l2", "r3"], 22, 5),
+              ("o", "a", ["l3", "r3"], 42, 7)]),
+    ("left_join", [("o", "a", ["l1", None], 2, 1), ("o", "a", ["l1", "r2"], 20, 2), ("o", "a", ["l2", "r2"], 5, 4),
+                   ("o", "a", ["l2", "r3"], 22, 5), ("o", "b", ["m", None], 41, 6), ("o", "a", ["l3", "r3"], 42, 7)]),
+])
+def test_a_suppressed_table_joined_as_other_side_is_read_through_its_buffers_prior_value(join, expected):
+    graph = [{"table": "l", "id": "L"}, {"table": "r"},
+             {"suppress": {"until": "time_limit", "time_limit_ms": 10}, "id": "S"},
+             {join: {"other": "S"}, "from": "L"}, {"to_stream": {}}, {"to": "o"}]
+    assert outputs(scenario(graph, _SUPPRESSED_RIGHT_INPUTS)) == expected
+
+
+def test_a_stream_joined_with_a_suppressed_table_reads_the_buffers_prior_value():
+    graph = [{"table": "r"}, {"suppress": {"until": "time_limit", "time_limit_ms": 10}, "id": "S"},
+             {"stream": "s"}, {"left_join": {"other": "S"}}, {"to": "o"}]
+    inputs = [rec("r", "a", "r1", 1), rec("s", "a", "v1", 2),   # a buffered, prior null: no row
+              rec("r", "a", "r2", 20), rec("r", "a", "r3", 22),  # a evicted at 20, buffered again (prior r2)
+              rec("s", "a", "v2", 23),                           # the prior value r2, not the parent's r3
+              rec("s", "b", "v3", 24),                           # b in neither
+              rec("r", "a", "r4", 40),                           # 40 >= 22 + 10: a evicted
+              rec("s", "a", "v4", 41)]                           # the parent's row r4
+    assert outputs(scenario(graph, inputs)) == [
+        ("o", "a", ["v1", None], 2, 1), ("o", "a", ["v2", "r2"], 23, 4), ("o", "b", ["v3", None], 24, 5),
+        ("o", "a", ["v4", "r4"], 41, 7)]
+
+
+@pytest.mark.parametrize("graph", [
+    [{"table": "l", "id": "L"}, {"table": "r"}, {"suppress": {"until": "time_limit", "time_limit_ms": 10}, "id": "S"},
+     {"join": {"other": "S"}, "from": "L"}, {"to_stream": {}}, {"to": "o"}],
+    [{"table": "r"}, {"suppress": {"until": "time_limit", "time_limit_ms": 10}, "id": "S"},
+     {"stream": "s"}, {"join": {"other": "S"}}, {"to": "o"}],
+])
+def test_before_2_3_a_suppressed_table_has_no_value_getter(graph):
+    # 2.1-2.2: the suppressed KTable's supplier is a plain ProcessorSupplier, which
+    # KTableImpl#valueGetterSupplier casts to KTableProcessorSupplier (ClassCastException)
+    with pytest.raises(ScenarioError) as err:
+        scenario(graph, semantics="2.2")
+    assert err.value.where.endswith("join")
+    assert "KAFKA-8199" in err.value.message and "topology.graph[" in err.value.message
+    scenario(graph, semantics="2.3")

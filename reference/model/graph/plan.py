@@ -256,10 +256,14 @@ class _TableBuild:
     old values; a source (or ``to_table``) without a store answers no unless forced, which
     materializes it; ``filter``/``map_values``/``suppress`` ask their parent; aggregations and join
     results always can. A value getter (asked by joins) materializes a source through
-    ``filter``/``map_values`` (their getters read the parent's)."""
+    ``filter``/``map_values``/``suppress`` (their getters read the parent's). Before 2.3 a
+    suppressed table can give neither (a ClassCastException when the topology is built): the
+    node that asks is an error."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, profile=None):
         self.nodes = nodes
+        self.profile = profile
+        self.asker = None  # the node being built (what a refused request is named after)
         self.old = [False] * len(nodes)
         self.store = [isinstance(n.op, TableSourceOp) and n.op.versioned or isinstance(n.op, AggregateOp)
                       for n in nodes]
@@ -274,6 +278,8 @@ class _TableBuild:
                 self.store[index] = True
             self.old[index] = True
             return True
+        if isinstance(op, SuppressOp):
+            self._suppressed_table_usable(node, "old values")
         if isinstance(op, (FilterOp, MapValuesOp, SuppressOp)):
             if self.enable_old_values(node.upstream, force):
                 self.old[index] = True
@@ -290,9 +296,28 @@ class _TableBuild:
             self.store[index] = True
         elif isinstance(node.op, (FilterOp, MapValuesOp)) and node.kind is Kind.TABLE:
             self.need_getter(node.upstream)
+        elif isinstance(node.op, SuppressOp):
+            # KTableSuppressProcessorSupplier#view reads the parent's getter for keys not buffered
+            self._suppressed_table_usable(node, "a value getter")
+            self.need_getter(node.upstream)
+
+    def _suppressed_table_usable(self, node: GraphNode, what: str) -> None:
+        """Before 2.3 a suppressed KTable's processor supplier is a plain ``ProcessorSupplier``,
+        and ``KTableImpl#valueGetterSupplier`` / ``#enableSendingOldValues`` cast it to a
+        ``KTableProcessorSupplier``: a ClassCastException while the topology is built
+        [``suppress_enables_old_values``, KAFKA-8199]."""
+        profile = self.profile
+        if profile is None or profile.suppress_enables_old_values:
+            return
+        asker = self.asker
+        where = f"{node.where}.{node.name}" if asker is None else f"{asker.where}.{asker.name}"
+        raise TopologyError(where, f"before Kafka 2.3 (KAFKA-8199) a suppressed KTable ({node.where}) cannot "
+                                   f"give {what}, which this operation asks of it (ClassCastException when the topology "
+                                   f"is built; modelled release {profile.release})")
 
     def build(self, node: GraphNode, profile) -> None:
         """What constructing ``node`` asks of its upstream tables."""
+        self.asker = node
         op = node.op
         if isinstance(op, FilterOp) and node.kind is Kind.TABLE:
             # KTableFilter (KAFKA-10077, 2.7): old values if the parent already has them without
@@ -315,7 +340,7 @@ class _TableBuild:
 
 
 def _tables(nodes, profile) -> _TableBuild:
-    tables = _TableBuild(nodes)
+    tables = _TableBuild(nodes, profile)
     if not profile.ktable_source_lazy_materialization:
         # before 2.2 (KAFKA-6036) every builder.table() source had a store
         for node in nodes:
