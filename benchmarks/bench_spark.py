@@ -32,6 +32,8 @@ from kssim.reference.model.record_files import iter_record_files
 from kssim.reference.model.scenario import scenario_from_dict
 from kssim.reference.model.topology import OPERATOR_INPUT_TOPICS
 
+from bench_graphs import WORKLOADS as GRAPH_WORKLOADS  # run as a script: this folder is on the path
+
 KEYS = 10_000
 
 TOPOLOGIES = {
@@ -45,6 +47,9 @@ TOPOLOGIES = {
 }
 #: bench_reference.py's windowed workloads: every LATE_EVERY-th record LATE_MS late
 LATE_EVERY, LATE_MS = 16, 2000
+#: bench_graphs.py's topology graphs (the same graphs; the records the same shape, other draws)
+GRAPHS = {"graph_windowed_count": "windowed_count", "graph_table_group_by_sum": "table_group_by_sum"}
+REGIONS = 100
 
 
 def generate(spark, join, n, keys, path):
@@ -52,6 +57,8 @@ def generate(spark, join, n, keys, path):
     from pyspark.sql import functions as F
 
     i = F.col("id")
+    if join in GRAPHS:
+        return _write_one_file(_graph_frame(spark, GRAPHS[join], n, keys), path)
     if join == "fk_join":
         return _write_one_file(_fk_frame(spark, n, keys), path)
     if join in ("window_aggregate", "session_aggregate"):
@@ -109,6 +116,28 @@ def _windowed_frame(spark, n, keys, seed):
         F.concat(F.lit('"v'), (i % 1000).cast("string"), F.lit('"')).alias("value"))
 
 
+def _graph_frame(spark, workload, n, keys):
+    """bench_graphs.py's workloads: ``windowed_count``: clicks keyed by click id with a pseudo-random
+    ``user`` of ``keys``, ts = i, every 16th record 2 s late; ``table_group_by_sum``: updates of
+    ``keys`` accounts, each to a pseudo-random region of 100 and ``n`` in 0..99, ts = i."""
+    from pyspark.sql import functions as F
+
+    i = F.col("id")
+    r = F.pmod(F.xxhash64(i, F.lit(41)), F.lit(1 << 30))
+    text = lambda prefix, number: F.concat(F.lit(prefix), number.cast("string"))  # noqa: E731
+    if workload == "windowed_count":
+        late = (i % LATE_EVERY == LATE_EVERY - 1) & (i >= LATE_MS)
+        value = F.concat(text('{"user":"u', F.floor(r / 128) % keys), text('","page":"p', i % 100), F.lit('"}'))
+        return spark.range(n).select(F.lit("clicks").alias("topic"), F.lit(0).alias("partition"), i.alias("offset"),
+                                     F.when(late, i - LATE_MS).otherwise(i).alias("ts"),
+                                     F.concat(text('"c', r % keys), F.lit('"')).alias("key"), value.alias("value"))
+    value = F.concat(text('{"region":"r', F.floor(r / 128) % REGIONS), text('","n":', F.floor(r / 4096) % 100),
+                     F.lit("}"))
+    return spark.range(n).select(F.lit("accounts").alias("topic"), F.lit(0).alias("partition"), i.alias("offset"),
+                                 i.alias("ts"), F.concat(text('"a', r % keys), F.lit('"')).alias("key"),
+                                 value.alias("value"))
+
+
 def _write_one_file(frame, path):
     tmp = path + ".dir"
     # one file in row groups of 16 MB (Spark's default of 128 MB would make the whole file one
@@ -120,16 +149,28 @@ def _write_one_file(frame, path):
 
 
 def scenario_for(join):
+    topology = {"graph": GRAPH_WORKLOADS[GRAPHS[join]][0]} if join in GRAPHS else TOPOLOGIES[join]
     return scenario_from_dict({"format": "kssim-scenario/1", "name": f"bench-{join}", "semantics": "3.9",
-                               "topology": TOPOLOGIES[join]}, inputs_required=False)
+                               "topology": topology}, inputs_required=False)
 
 
 def time_spark(spark, scenario, path, out):
-    from kssim.spark_backend.runtime.replay import replay
+    """Format 1: ``runtime.replay.replay`` (part files); a graph: ``replay_to_file`` (a scan of
+    the file, the events streamed to the driver in order into one JSONL file)."""
+    from kssim.spark_backend.runtime.replay import replay, replay_to_file
 
     started = time.perf_counter()
-    replay(scenario, [path], out, "parquet", spark=spark)
+    if scenario.topology.operator == "graph":
+        replay_to_file(scenario, [path], out + ".jsonl", spark=spark)
+    else:
+        replay(scenario, [path], out, "parquet", spark=spark)
     return time.perf_counter() - started
+
+
+def _topics(scenario):
+    if scenario.topology.operator == "graph":
+        return tuple(scenario.topology.source_topics)
+    return OPERATOR_INPUT_TOPICS[scenario.topology.operator]
 
 
 def time_reference(scenario, path):
@@ -139,7 +180,7 @@ def time_reference(scenario, path):
         count[0] += 1
 
     started = time.perf_counter()
-    records = iter_record_files([path], OPERATOR_INPUT_TOPICS[scenario.topology.operator], {})
+    records = iter_record_files([path], _topics(scenario), {})
     run_records(scenario.topology, scenario.profile, scenario.config, records, on_output=on_output, collect_drops=False)
     return time.perf_counter() - started, count[0]
 
@@ -147,7 +188,7 @@ def time_reference(scenario, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--join", action="append", choices=sorted(TOPOLOGIES))
+    parser.add_argument("--join", action="append", choices=sorted(TOPOLOGIES) + sorted(GRAPHS))
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--skip-reference-above", type=int, default=None, help="skip reference runs above N records")
     args = parser.parse_args(argv)
@@ -160,7 +201,7 @@ def main(argv=None):
           f"(fk_join: {KEYS:,} left keys, {KEYS // 10:,} FKs)")
     print(f"{'workload':<18}{'records':>12}{'spark s':>9}{'spark rec/s':>13}{'ref s':>9}{'ref rec/s':>12}{'spark/ref':>10}")
     try:
-        for join in args.join or sorted(TOPOLOGIES):
+        for join in args.join or sorted(TOPOLOGIES) + sorted(GRAPHS):
             scenario = scenario_for(join)
             for n in args.sizes:
                 path = os.path.join(work, f"{join}-{n}.parquet")

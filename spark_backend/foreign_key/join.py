@@ -36,9 +36,26 @@ from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, events
 def foreign_key_join(frame, features):
     """Events of the fk_join scenarios in ``frame`` (see the module docstring)."""
     tables = with_tables(frame, features).localCheckpoint(eager=False)
-    side = F.col("side")
     # KIP-914: a join whose parent is versioned drops out-of-order updates [versioned_tables]
     out_of_order = F.col("stored") & F.col("t_ver") & ~F.col("is_latest")
+    # the inputs' own drops and failures: the sources, the join processors
+    drop = F.coalesce(F.col("src_drop"), F.when(out_of_order, F.lit(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code)))
+    etype = F.when(F.col("src_fail").isNotNull(), F.lit(FAILURE)).when(drop.isNotNull(), F.lit(DROP))
+    own = events(tables, etype=etype,
+                 text=F.coalesce(F.col("src_fail"), drop), o_kind=F.lit(OLD_NONE))
+    return few(changes_joined(tables, features).unionByName(own))
+
+
+def changes_joined(tables, features, result_key=None):
+    """The events of the join processors for the two tables' changes: the results, the drops of
+    the response join (``stale_fk_response``; with old values ``idempotent_update``) and of the
+    send processor (``null_foreign_key``). ``tables``: one row per table update (``side``,
+    ``change``: it moved the table's value getter, ``key``, ``value``, ``ts``, ``task``, ``idx``,
+    ``g1..g4``; LHS rows: ``fk`` and ``old`` as :func:`tables.with_tables` adds them) with the
+    scenario's settings; ``result_key``: see ``response_join.responses_joined``. Stages 2 to 4
+    of the module docstring; the graph stage (``spark_backend.graph.foreign_key_stages``) feeds it
+    a graph node's arrivals."""
+    side = F.col("side")
     lhs = tables.filter((side == 0) & F.col("change"))
     changes = instructions(lhs).localCheckpoint(eager=False)
     subs = routed(subscriptions(changes), features.foreign_key.partitioned)
@@ -49,13 +66,7 @@ def foreign_key_join(frame, features):
     responses = few(lhs_triggered(subs, rhs_changes).unionByName(rhs_triggered(rhs_changes, subs)))
     lhs_values = few(lhs).select("sid", F.col("task").alias("r"), F.col("key").alias("pk"), *ORDER,
                                  F.col("value").alias("cur"))
-    joined = events(responses_joined(responses, lhs_values, features), f3=F.lit(0))
-
-    # the inputs' own drops and failures: the sources, the join processors, the send processor
-    drop = F.coalesce(F.col("src_drop"), F.when(out_of_order, F.lit(DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code)))
-    etype = F.when(F.col("src_fail").isNotNull(), F.lit(FAILURE)).when(drop.isNotNull(), F.lit(DROP))
-    own = events(tables, etype=etype,
-                 text=F.coalesce(F.col("src_fail"), drop), o_kind=F.lit(OLD_NONE))
+    joined = events(responses_joined(responses, lhs_values, features, result_key), f3=F.lit(0))
     send_drops = events(changes, etype=F.when(F.col("send_drop").isNotNull(), F.lit(DROP)), text="send_drop",
                         o_kind=F.lit(OLD_NONE))
-    return few(joined.unionByName(own).unionByName(send_drops))
+    return joined.unionByName(send_drops)

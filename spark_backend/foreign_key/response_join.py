@@ -38,11 +38,13 @@ from kssim.spark_backend.runtime.outputs import DROP, OLD_JOINED, OLD_NONE, OLD_
 UP_TO = (Window.unboundedPreceding, Window.currentRow)
 
 
-def responses_joined(responses, lhs_changes, features):
+def responses_joined(responses, lhs_changes, features, result_key=None):
     """``responses``: response rows (``rows.RESPONSE_COLUMNS``); ``lhs_changes``: ``(sid, r, pk,
     g1..g4, cur)``, the LHS changes in their task. Returns event-like rows: ``etype`` OUTPUT or
     DROP (``text``: ``stale_fk_response``, ``idempotent_update``), with ``task`` (the response's
-    task), ``key``, ``ts``, ``n_null``, ``n_l``, ``n_r``, ``o_kind``, ``o_l``, ``o_r``, ``f1``, ``f2``."""
+    task), ``key``, ``ts``, ``n_null``, ``n_l``, ``n_r``, ``o_kind``, ``o_l``, ``o_r``, ``f1``, ``f2``.
+    ``result_key(n_l, n_r)``: what a materialized result table compares results by (see
+    :func:`_materialized_result`; default: the joiner's arguments)."""
     asks = responses.select("*", F.lit(1).alias("role"), F.lit(None).cast("string").alias("cur"))
     rows = few(asks.unionByName(aligned(lhs_changes.select("*", F.lit(0).alias("role")), asks)))
     per_pk = Window.partitionBy("sid", "r", "pk").orderBy(*ORDER, "role").rowsBetween(*UP_TO)
@@ -59,7 +61,7 @@ def responses_joined(responses, lhs_changes, features):
         F.lit(None).cast("string").alias("o_r"))
     results = rows.filter(F.col("passes"))
     if features.foreign_key.send_old:
-        results = _materialized_result(results)
+        results = _materialized_result(results, result_key)
     else:
         results = results.select("*", F.lit(OUTPUT).alias("etype"), F.lit(None).cast("string").alias("text"),
                                  F.lit(OLD_NONE).alias("o_kind"), F.lit(None).cast("string").alias("o_l"),
@@ -67,22 +69,25 @@ def responses_joined(responses, lhs_changes, features):
     return results.unionByName(stale).withColumnRenamed("r", "task").withColumnRenamed("pk", "key")
 
 
-def _materialized_result(results):
+def _materialized_result(results, result_key=None):
     """The result ``KTableSource`` of scenarios that send old values: materialized, it forwards the
     key's previous result in its task as the old value, and in 2.6.0-2.7.0 skips idempotent results
     [ktable_emit_on_change] (KIP-557's ``putIfDifferentValues``: a result equal to the stored one
     with a ts not older than the stored ts, or a tombstone for an absent key: ``idempotent_update``).
     Results are compared by their joiner arguments (``n_l``, ``n_r``): the serialized result of the
     named ``pair`` joiner is equal exactly when they are (``concat`` could, in theory, join two
-    different pairs into one string)."""
+    different pairs into one string); a caller whose joiner is not ``pair`` (a graph's ``concat``
+    or Python joiner) gives ``result_key``, a column of the joined value's serialized text."""
     per_key = Window.partitionBy("sid", "r", "pk").orderBy(*ORDER, "f1", "f2")
     before = per_key.rowsBetween(Window.unboundedPreceding, -1)
     result = F.when(~F.col("n_null"), F.struct("n_l", "n_r"))
+    compared = result if result_key is None else F.when(~F.col("n_null"), result_key(F.col("n_l"), F.col("n_r")))
     # the stored result before each put: skipped puts equal it, so it is the previous put's
-    previous = F.lag(F.struct(result.alias("v"))).over(per_key)
+    previous = F.lag(F.struct(result.alias("v"), compared.alias("c"))).over(per_key)
     rows = results.select("*", previous.alias("prev"), F.struct(*ORDER, "f1", "f2").alias("at"))
     stored = F.col("prev.v")
-    same = F.when(F.col("n_null"), stored.isNull()).otherwise(stored.isNotNull() & stored.eqNullSafe(result))
+    same = F.when(F.col("n_null"), stored.isNull()) \
+        .otherwise(stored.isNotNull() & F.col("prev.c").eqNullSafe(compared))
     watches = F.col("send_old") & F.col("ktable_emit_on_change")
     rows = rows.select("*", (watches & same).alias("same"))
     # the stored ts: the smallest ts of the current run of equal results so far (its first put and

@@ -24,9 +24,11 @@ Rules (profile rule names in brackets; the reference: ``reference/graph/aggregat
   or ``max(record ts, stored ts)`` once an aggregate existed [``output_ts_max``]. A single record
   with both values (KIP-904, [``table_group_by_single_record``]) is one subtract-then-add.
 
-Costs: the null checks are projections; the fold is a shuffle by key, a sort and one Python pass,
-O(1) per record plus the function's work (``list`` copies its aggregate). Record caches
-(``config.caching``) are not modelled here (the runner refuses them).
+Costs: the null checks are projections; ``count`` and ``sum`` are running totals in the JVM
+(:mod:`spark_backend.graph.running_totals`: a shuffle by key, a sort, window aggregates); the
+other functions a fold, a shuffle by key, a sort and one Python pass, O(1) per record plus the
+function's work (``list`` copies its aggregate). Record caches
+(``config.caching``) are applied to what this stage emits by :mod:`spark_backend.graph.cache_stage`.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.graph import functions as fn
 from kssim.reference.model.graph.plan import aggregation_of_node
 
-from kssim.spark_backend.graph import flow, keyed_fold, mappers
+from kssim.spark_backend.graph import flow, keyed_fold, mappers, running_totals
 from kssim.spark_backend.graph.batch import Instance
 from kssim.spark_backend.graph.keyed_fold import Emit, Folder
 
@@ -122,7 +124,7 @@ def stream_aggregate(arrivals, instances: List[Instance], batch) -> flow.StageRe
     null_key = F.col("key").isNull()
     null_value = F.col("value").isNull() & F.col("skips_null_values") & ~null_key
     kept = ruled.filter(~null_key & ~null_value)
-    result = keyed_fold.split(keyed_fold.fold(kept, folders))
+    result = _folded_or_totals(kept, instances, folders, batch, running_totals.stream_totals)
     return flow.StageResult(
         emitted=result.emitted,
         drops=flow.union_all([
@@ -143,11 +145,28 @@ def table_aggregate(arrivals, instances: List[Instance], batch) -> flow.StageRes
         folders[(inst.sid, inst.index)] = TableAggregate(aggregation_of_node(op), _subtractor(op),
                                                          inst.node_plan.send_old_values, inst.profile.output_ts_max)
     null_key = F.col("key").isNull()
-    result = keyed_fold.split(keyed_fold.fold(arrivals.filter(~null_key), folders))
+    result = _folded_or_totals(arrivals.filter(~null_key), instances, folders, batch, running_totals.table_totals)
     return flow.StageResult(
         emitted=result.emitted,
         drops=flow.union_all([result.drops, flow.drops(arrivals.filter(null_key), DropReason.NULL_KEY.code)]),
         failures=result.failures)
+
+
+def _folded_or_totals(rows, instances: List[Instance], folders, batch, totals) -> flow.StageResult:
+    """The instances computing ``count``/``sum`` as running totals (``totals``, a function of
+    :mod:`spark_backend.graph.running_totals`: no Python), the others by their folders."""
+    from pyspark.sql import functions as F
+
+    native = [(i.sid, i.index, running_totals.native_function(i.node.op), i.node_plan.send_old_values,
+               bool(i.profile.output_ts_max)) for i in instances]
+    native = [row for row in native if row[2] is not None]
+    if not native:
+        return keyed_fold.split(keyed_fold.fold(rows, folders))
+    settings = F.broadcast(batch.frame(native, "sid INT, node INT, function STRING, send_old BOOLEAN, ts_max BOOLEAN"))
+    parts = [totals(rows.join(settings, ["sid", "node"]))]
+    if len(native) < len(instances):
+        parts.append(keyed_fold.split(keyed_fold.fold(rows.join(settings, ["sid", "node"], "left_anti"), folders)))
+    return flow.merged(parts)
 
 
 STAGES = {

@@ -14,6 +14,8 @@ import attrs
 
 from kssim.reference.model.graph.plan import Plan
 
+from kssim.spark_backend.runtime.local_frames import local_frame
+
 
 @attrs.frozen
 class Instance:
@@ -70,8 +72,9 @@ class GraphBatch:
         return out
 
     def frame(self, rows: List[tuple], ddl: str):
-        """A small frame of settings rows (to broadcast-join on ``sid, node``)."""
-        return self.spark.createDataFrame(rows, ddl)
+        """A small frame of settings rows (to broadcast-join on ``sid, node``), held on the driver
+        (:func:`spark_backend.runtime.local_frames.local_frame`: broadcasting it runs no job)."""
+        return local_frame(self.spark, rows, ddl)
 
 
 def node_depths(plan: Plan) -> List[int]:

@@ -25,16 +25,20 @@ what it wrote to internal topics, one record at a time, each again depth-first
 input ``i`` has ``ok = [i, 0, ...]``; each forward appends the child's rank among the forwarding
 node's targets (``ProcessorNode#forward`` order), and a node that emits several records for one
 arrival appends the record's position first. A record written to a repartition topic is read back
-in a later take of the same input: ``[i, 1] + its production path`` (the topic's FIFO order, since a
-graph whose inputs can reach two internal topics is not run here, :func:`heap_free`), then the rank
-of the node it feeds. Lexicographic order on these arrays is the processing order, at any depth,
-whatever Spark's partitioning.
+in a later take of the same input: ``[i, 1, R] + its production path``, then the rank of the node
+it feeds; ``R`` is the take's place in ``TopologyTestDriver``'s heap of internal queues, which
+:mod:`spark_backend.graph.heap_order` writes in before each level runs and again at the end (0
+where one internal topic per input leaves the production paths in the topic's FIFO order).
+Lexicographic order on these arrays is the processing order, at any depth, whatever Spark's
+partitioning.
 
 Every stage also reports **drops** (``sid, ok, idx, node, where, reason``: a
 :class:`~reference.model.codes.DropReason` code; ``where`` names a place that is not a node, a
 repartition topic) and **failures** (``sid, ok, idx, code``: a
 :class:`~reference.model.codes.FailureCode` code); a sink (``to``) writes **outputs**
-(``sid, ok, idx, topic, key, value, ts, wstart, wend``).
+(``sid, ok, idx, topic, key, value, ts, wstart, wend``). Each event also carries the ``take`` of
+the arrival it happened at (taken from the stage's frame by name), by which its order key gets
+its take's final heap rank.
 """
 from __future__ import annotations
 
@@ -48,12 +52,12 @@ ARRIVAL_COLUMNS = tuple(part.split()[0] for part in ARRIVAL_DDL.split(", "))
 #: what a stage emits: an arrival's columns with ``node`` = the emitting node (port, op, depth unset)
 RECORD_COLUMNS = ("sid", "node", "ok", "take", "idx", "ts", "key", "value", "old", "latest", "wstart", "wend")
 
-DROP_DDL = "sid INT, ok ARRAY<BIGINT>, idx BIGINT, node INT, where STRING, reason STRING"
+DROP_DDL = "sid INT, ok ARRAY<BIGINT>, idx BIGINT, node INT, where STRING, reason STRING, take ARRAY<BIGINT>"
 DROP_COLUMNS = tuple(part.split()[0] for part in DROP_DDL.split(", "))
-FAILURE_DDL = "sid INT, ok ARRAY<BIGINT>, idx BIGINT, node INT, code STRING"
+FAILURE_DDL = "sid INT, ok ARRAY<BIGINT>, idx BIGINT, node INT, code STRING, take ARRAY<BIGINT>"
 FAILURE_COLUMNS = tuple(part.split()[0] for part in FAILURE_DDL.split(", "))
 OUTPUT_DDL = ("sid INT, ok ARRAY<BIGINT>, idx BIGINT, topic STRING, key STRING, value STRING, ts BIGINT, "
-              "wstart BIGINT, wend BIGINT")
+              "wstart BIGINT, wend BIGINT, take ARRAY<BIGINT>")
 OUTPUT_COLUMNS = tuple(part.split()[0] for part in OUTPUT_DDL.split(", "))
 
 #: ``ok[1]`` of the task's first take of an input, and of a record read back from an internal topic
@@ -116,6 +120,12 @@ def extend(ok_column, *positions):
 
     parts = [p if not isinstance(p, int) else F.lit(p) for p in positions]
     return F.concat(ok_column, F.array(*[p.cast("bigint") for p in parts]))
+
+
+def merged(parts) -> "StageResult":
+    """One StageResult of several (each part's emitted records, drops and failures together)."""
+    return StageResult(emitted=union_all([p.emitted for p in parts]), drops=union_all([p.drops for p in parts]),
+                       failures=union_all([p.failures for p in parts]))
 
 
 def union_all(frames):

@@ -4,7 +4,9 @@ join, ``ProcessorNode#forward``'s order as the order key, repartition topics as 
 The targets a node forwards to, in order, are its plan edges, except that the edges through one
 repartition topic share the topic's one sink (``KStreamImpl#repartitionForJoin``): it stands
 where the first of them is. A record written to a repartition topic is read back after the take
-that wrote it (``[idx, 1] + production path``) and goes to every node that reads the topic, in
+that wrote it (``[idx, 1, rank] + production path``: the rank is the take's place in
+``TopologyTestDriver``'s heap of queues, :mod:`spark_backend.graph.heap_order`, 0 until known) and
+goes to every node that reads the topic, in
 the order they were wired. Before the sink, the plan's null-key filter
 (``repartition_keeps_null_keys_for_relaxed_joins``) drops null keys where the edge says so; the
 drop names the topic, as the reference names the sink after it.
@@ -16,7 +18,7 @@ from typing import List
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.graph.plan import Plan
 
-from kssim.spark_backend.graph import flow
+from kssim.spark_backend.graph import flow, heap_order
 
 EDGE_DDL = ("sid INT, node INT, child INT, cport INT, rank INT, topic STRING, drops_null BOOLEAN, rrank INT, "
             "cop STRING, cdepth INT")
@@ -50,18 +52,20 @@ def edge_rows(sid: int, plan: Plan, stage_of, depth_of) -> List[tuple]:
     return rows
 
 
-def route(emitted, edges):
-    """``(arrivals, drops)``: the children's arrivals of ``emitted`` records, and the records the
-    null-key filter before a repartition topic dropped."""
+def route(emitted, edges, level=None):
+    """``(arrivals, drops, writes)``: the children's arrivals of ``emitted`` records, the records
+    the null-key filter before a repartition topic dropped, and the records written to repartition
+    topics (:func:`heap_order.write_rows`, the writing ``level``'s)."""
     from pyspark.sql import functions as F
 
     joined = emitted.join(F.broadcast(edges), ["sid", "node"])
     direct = joined.filter(F.col("topic").isNull())
     through = joined.filter(F.col("topic").isNotNull())
     dropped = F.col("key").isNull() & F.col("drops_null")
-    produced = flow.extend(F.col("ok"), F.col("rank"))
-    read_back = F.concat(F.array(F.col("idx"), F.lit(flow.INTERNAL_TAKE).cast("bigint")),
-                         F.slice(produced, 3, F.size(produced)))
+    # the take a written record becomes: [idx, 1, rank] + where it was written (heap_order)
+    identity = heap_order.identity_of_write()
+    read_back = F.concat(F.slice(identity, 1, 2), F.array(F.lit(heap_order.UNRANKED).cast("bigint")),
+                         F.slice(identity, 3, F.size(identity) - 2))
     arrivals = flow.select_columns(direct, flow.ARRIVAL_DDL, node="child", port="cport", op="cop", depth="cdepth",
                                    ok=flow.extend(F.col("ok"), F.col("rank"))).unionByName(
         flow.select_columns(through.filter(~dropped), flow.ARRIVAL_DDL, node="child", port="cport", op="cop",
@@ -69,4 +73,4 @@ def route(emitted, edges):
     # one drop per record, not per reader of a shared topic
     drops = flow.drops(through.filter(dropped & (F.col("rrank") == 0)), DropReason.NULL_KEY.code,
                        where=F.col("topic"))
-    return arrivals, drops
+    return arrivals, drops, heap_order.write_rows(through, dropped, level)

@@ -25,7 +25,7 @@ from kssim.reference.model.graph.plan import Plan, compile_graph
 from kssim.reference.model.keys import key_text
 from kssim.reference.model.records import NO_OLD_VALUE, Drop, OutputRecord, RunResult, windowed_key
 
-from kssim.spark_backend.graph import flow, routing
+from kssim.spark_backend.graph import cache_stage, flow, heap_order, routing
 from kssim.spark_backend.graph.batch import GraphBatch
 from kssim.spark_backend.graph.mappers import value_text
 from kssim.spark_backend.graph.stages import STAGES, stage_of
@@ -39,8 +39,6 @@ LEVEL_DDL = "etype INT, " + flow.ARRIVAL_DDL + ", topic STRING, where STRING, co
 
 def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
     """Why the Spark backend cannot run this plan yet, or None."""
-    if config.caching:
-        return UnsupportedOperator("the Spark backend does not run graphs with config.caching yet")
     nodes = plan.graph.nodes
     for node_plan in plan.nodes:
         node = node_plan.node
@@ -48,38 +46,51 @@ def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
         if stage not in STAGES:
             return UnsupportedOperator(f"the Spark backend does not run graph node {node.where} "
                                        f"({node.name}: {stage.replace('_', ' ')}) yet")
-    if not heap_free(plan):
-        return UnsupportedOperator("the Spark backend does not run a graph in which one input can reach two "
-                                   "internal topics (TopologyTestDriver's heap of internal queues) yet")
+    heap_refusal = heap_order.refusal(plan)  # TopologyTestDriver's heap of internal queues
+    if heap_refusal is not None:
+        return UnsupportedOperator(heap_refusal)
+    from kssim.reference.model.graph.nodes import FilterOp, JoinOp, Kind, MapValuesOp, SuppressOp
+
+    # A suppressed table's value getter answers a buffered key with the buffer's prior value at
+    # timestamp -1 (KTableSuppressProcessorSupplier#view); the join stages read a table side as
+    # the latest change it forwarded (the last eviction, at its timestamp): a table-table join's
+    # result timestamp, max(record, other side's), differs, and a stream-table join differs once
+    # a versioned table behind the suppress takes an out-of-order update (forwarded as latest
+    # after the buffer; the getter reads the parent's latest row).
+    for node_plan in plan.nodes:
+        node = node_plan.node
+        if not isinstance(node.op, JoinOp) or node.op.foreign_key is not None:
+            continue
+        sides = [node.op.other] + ([node.upstream] if node.kind is Kind.TABLE else [])
+        for side in sides:
+            here = nodes[side]
+            while isinstance(here.op, (FilterOp, MapValuesOp)) and here.kind is Kind.TABLE:
+                here = nodes[here.upstream]
+            if not isinstance(here.op, SuppressOp):
+                continue
+            above = nodes[here.upstream]
+            while isinstance(above.op, (FilterOp, MapValuesOp, SuppressOp)) and above.kind is Kind.TABLE:
+                above = nodes[above.upstream]
+            if node.kind is Kind.STREAM and not plan.nodes[above.index].versioned:
+                continue
+            return UnsupportedOperator(f"the Spark backend does not run graph node {node.where} ({node.name}) "
+                                       f"reading the suppressed table {here.where} through its value getter "
+                                       "(the buffer's prior value) yet")
+    from kssim.spark_backend.graph.foreign_key_stages import refusal  # the FK join's shapes run exactly
+
+    fk_refusal = refusal(plan)
+    if fk_refusal is not None:
+        return UnsupportedOperator(fk_refusal)
+    if config.caching:  # record caches: the shapes cache_stage runs exactly, else why not
+        return cache_stage.unsupported(plan)
     return None
 
 
 def heap_free(plan: Plan) -> bool:
     """Can the records one input causes be on one internal topic at most? Then the task takes them
-    in the order they were written (one FIFO queue), which the order key encodes; with two
-    topics, ``TopologyTestDriver``'s heap of queues decides (not modelled here yet). An input
-    enters through the source nodes of its topic: what matters is the repartition topics
-    reachable downstream of each topic's sources."""
-    reachable: Dict[str, set] = {}
-    for node_plan in plan.nodes:
-        op = node_plan.node.op
-        if isinstance(op, (StreamSourceOp, TableSourceOp)):
-            reachable.setdefault(op.topic, set()).update(_topics_below(plan, node_plan.node.index))
-    return all(len(topics) <= 1 for topics in reachable.values())
-
-
-def _topics_below(plan: Plan, index: int) -> set:
-    topics, seen, todo = set(), set(), [index]
-    while todo:
-        here = todo.pop()
-        if here in seen:
-            continue
-        seen.add(here)
-        for edge in plan.nodes[here].children:
-            if edge.repartition is not None:
-                topics.add(edge.repartition)
-            todo.append(edge.child)
-    return topics
+    in the order they were written (one FIFO queue); else :mod:`spark_backend.graph.heap_order`
+    orders them as ``TopologyTestDriver``'s heap of queues does."""
+    return not heap_order.needs_heap(plan)
 
 
 def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, object]:
@@ -97,50 +108,96 @@ def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, obj
     if not runnable:
         return results
     batch = GraphBatch(spark, [s for _, s in runnable], [sid for sid, _ in runnable], plans)
-    events = _run_levels(batch)  # one Spark job per level, then this collect
-    by_sid: Dict[int, list] = {sid: [] for sid, _ in runnable}
-    for row in events.collect():
+    refused: Dict[int, UnsupportedOperator] = {}
+    events = run_levels(batch, refused=refused)  # one Spark job per level, then this collect
+    results.update(refused)
+    by_sid: Dict[int, list] = {sid: [] for sid, _ in runnable if sid not in refused}
+    for row in events.coalesce(1).collect():
         by_sid[row["sid"]].append(row)
     for sid, rows in by_sid.items():
         results[sid] = _result(batch, sid, rows)
     return results
 
 
-def _run_levels(batch: GraphBatch):
+def run_levels(batch: GraphBatch, sources=None, refused: Optional[dict] = None):
+    """Every output, drop and failure of the batch (rows of :data:`LEVEL_DDL`, in no order):
+    one Spark job per level. ``sources``: the arrivals at the source nodes (default: the
+    scenarios' inputs, :func:`_source_arrivals`; a replay passes its scanned records,
+    :func:`arrivals_of_records`).
+
+    Scenarios whose takes ``TopologyTestDriver``'s heap of internal queues orders are checked
+    after the pass and run again where a node saw another order (:mod:`spark_backend.graph.heap_order`);
+    those that never settle are left out and put in ``refused`` (sid -> UnsupportedOperator), or,
+    without ``refused``, raised."""
     from pyspark.sql import functions as F
 
     stage_names = {(sid, n.node.index): stage_of(n.node, plan.graph.nodes)
                    for sid, plan in batch.plans.items() for n in plan.nodes}
+    results, predictions = [], None
+    for _ in range(heap_order.MAX_PASSES):
+        heap = heap_order.HeapOrder(batch, stage_names, predictions)
+        events = _run_pass(batch, sources, heap, stage_names)
+        if not heap.unsettled:
+            results.append(events)
+            break
+        unsettled = sorted(heap.unsettled)
+        results.append(events.filter(~F.col("sid").isin(unsettled)))
+        predictions = heap.next_predictions()
+        batch = GraphBatch(batch.spark, [batch.scenarios[sid] for sid in unsettled], unsettled,
+                           [batch.plans[sid] for sid in unsettled])
+        sources = None if sources is None else sources.filter(F.col("sid").isin(unsettled))
+    else:
+        for sid, where in heap.unsettled.items():
+            refusal = UnsupportedOperator(f"the Spark backend does not run {where} here: the order "
+                                          "TopologyTestDriver's heap of internal queues gives its arrivals did not "
+                                          f"settle in {heap_order.MAX_PASSES} passes")
+            if refused is None:
+                raise refusal
+            refused[sid] = refusal
+    return flow.union_all(results)
+
+
+def _run_pass(batch: GraphBatch, sources, heap, stage_names):
+    """One pass over the levels (see :func:`run_levels`)."""
+    from pyspark.sql import functions as F
+
+    stage_names = {key: name for key, name in stage_names.items() if key[0] in batch.plans}
     edge_rows = []
     for sid, plan in batch.plans.items():
         edge_rows += routing.edge_rows(sid, plan, lambda node, s=sid: stage_names[(s, node.index)],
                                        lambda s, i: batch.depths[(s, i)])
     edges = batch.frame(edge_rows, routing.EDGE_DDL)
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
-    done = [_rows(_source_arrivals(batch, stage_names), ARRIVAL)]  # each level's rows, computed once
+    if sources is None:
+        sources = _source_arrivals(batch, stage_names)
+    done = [_rows(sources, ARRIVAL)]  # each level's rows, computed once
     for level in range(batch.max_depth + 1):
         # a filter of checkpointed frames: coalescing its partitions is free (no sort runs in it),
         # and every stage of the level then runs ``width`` tasks, not one per earlier partition
         arrivals = flow.select_columns(flow.union_all(
             [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]), flow.ARRIVAL_DDL)
-        arrivals = arrivals.coalesce(width)
+        arrivals = heap.ranked(arrivals.coalesce(width), level)  # the takes' heap ranks as known now
         parts = []
         present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
         for name in present:
             instances = [batch.instance(sid, index) for (sid, index), n in sorted(stage_names.items())
                          if n == name and batch.depths[(sid, index)] == level]
             result = STAGES[name](arrivals.filter(F.col("op") == name), instances, batch)
+            result = cache_stage.flushed(result, instances, batch)  # record caches (config.caching)
             parts += [_rows(result.outputs, OUTPUT), _rows(result.drops, DROP), _rows(result.failures, FAILURE)]
             if result.emitted is not None:
-                routed, dropped = routing.route(result.emitted, edges)
-                parts += [_rows(routed, ARRIVAL), _rows(dropped, DROP)]
+                routed, dropped, writes = routing.route(result.emitted, edges, level)
+                parts += [_rows(routed, ARRIVAL), _rows(dropped, DROP), _rows(heap.written(writes), heap_order.WRITE)]
         parts = [p for p in parts if p is not None]
         if parts:
             # one job per level. Unions add up their partitions, so they are merged into ``width``:
             # by a shuffle, not a coalesce, which would run every part's sorts in one task (whose
             # sort memory is held until the task ends: out of memory on a large batch)
             done.append(flow.union_all(parts).repartition(width).localCheckpoint())
-    return flow.union_all([d.filter(F.col("etype") != ARRIVAL) for d in done]).coalesce(1)
+            if heap:
+                heap.add_writes(done[-1].filter(F.col("etype") == heap_order.WRITE).collect(), level)
+    events = flow.union_all([d.filter(F.col("etype").isin(OUTPUT, DROP, FAILURE)) for d in done])
+    return heap.finish(events)
 
 
 def _rows(frame, etype: int):
@@ -153,15 +210,36 @@ def _rows(frame, etype: int):
     return flow.select_columns(frame, LEVEL_DDL, etype=F.lit(etype), code=code)
 
 
+def source_readers(plan: Plan) -> Dict[str, list]:
+    """Each source topic's reading nodes, in graph order (the order an input reaches them)."""
+    readers: Dict[str, list] = {}
+    for node_plan in plan.nodes:
+        op = node_plan.node.op
+        if isinstance(op, (StreamSourceOp, TableSourceOp)):
+            readers.setdefault(op.topic, []).append(node_plan.node.index)
+    return readers
+
+
+def arrivals_of_records(batch: GraphBatch, sid: int, records):
+    """The arrivals at the source nodes of scenario ``sid`` for a frame of its input records
+    (``idx, ts, key, value, topic``: a scanned capture, ``runtime.record_files``): one per record
+    and node reading its topic, as :func:`_source_arrivals` builds them on the driver."""
+    from pyspark.sql import functions as F
+
+    plan = batch.plans[sid]
+    readers = [(topic, index, rank, stage_of(plan.nodes[index].node, plan.graph.nodes))
+               for topic, indexes in source_readers(plan).items() for rank, index in enumerate(indexes)]
+    nodes = batch.frame(readers, "topic STRING, node INT, rank INT, op STRING")
+    take = F.array(F.col("idx"), F.lit(flow.INPUT_TAKE).cast("bigint"))
+    joined = records.join(F.broadcast(nodes), "topic")
+    return flow.select_columns(joined, flow.ARRIVAL_DDL, sid=F.lit(sid), port=F.lit(0), depth=F.lit(0),
+                               ok=F.concat(take, F.array(F.col("rank").cast("bigint"))), take=take)
+
+
 def _source_arrivals(batch: GraphBatch, stage_names):
     rows = []
     for sid, scenario in batch.scenarios.items():
-        plan = batch.plans[sid]
-        readers: Dict[str, list] = {}
-        for node_plan in plan.nodes:
-            op = node_plan.node.op
-            if isinstance(op, (StreamSourceOp, TableSourceOp)):
-                readers.setdefault(op.topic, []).append(node_plan.node.index)
+        readers = source_readers(batch.plans[sid])
         for rec in scenario.inputs:
             for rank, index in enumerate(readers.get(rec.topic, ())):
                 rows.append((sid, index, 0, stage_names[(sid, index)], 0, [rec.index, flow.INPUT_TAKE, rank],
@@ -170,9 +248,13 @@ def _source_arrivals(batch: GraphBatch, stage_names):
     return batch.frame(rows, flow.ARRIVAL_DDL)
 
 
-def _shown_key(row):
+def output_record(row) -> OutputRecord:
+    """An output row of a level (:data:`LEVEL_DDL`) as the record a sink topic holds."""
     key = None if row["key"] is None else json.loads(row["key"])
-    return key if row["wstart"] is None else windowed_key(key, row["wstart"], row["wend"])
+    if row["wstart"] is not None:
+        key = windowed_key(key, row["wstart"], row["wend"])
+    value = None if row["value"] is None else json.loads(row["value"])
+    return OutputRecord(row["topic"], 0, key, value, row["ts"], row["idx"], NO_OLD_VALUE)
 
 
 def _result(batch: GraphBatch, sid: int, rows) -> RunResult:
@@ -183,8 +265,7 @@ def _result(batch: GraphBatch, sid: int, rows) -> RunResult:
     outputs, drops = [], []
     for r in rows:
         if r["etype"] == OUTPUT:
-            value = None if r["value"] is None else json.loads(r["value"])
-            outputs.append(OutputRecord(r["topic"], 0, _shown_key(r), value, r["ts"], r["idx"], NO_OLD_VALUE))
+            outputs.append(output_record(r))
         elif r["etype"] == DROP:
             where = r["where"] if r["where"] is not None else batch.instance(sid, r["node"]).label
             drops.append(Drop(r["idx"], DropReason.from_code(r["code"]), None, where))

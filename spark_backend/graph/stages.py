@@ -13,7 +13,8 @@ from kssim.reference.model.graph.nodes import (AggregateOp, FilterOp, FlatMapVal
                                                StreamSourceOp, SuppressOp, TableSourceOp, ToOp, ToStreamOp,
                                                ToTableOp, WindowedByOp)
 
-from kssim.spark_backend.graph import aggregate_stages, join_stages, stream_stages as ss, table_stages, window_stages
+from kssim.spark_backend.graph import (aggregate_stages, foreign_key_stages, join_stages, stream_stages as ss,
+                                       table_stages, window_stages)
 
 _PASS = (MergeOp, GroupByKeyOp, WindowedByOp, RepartitionOp)
 
@@ -74,5 +75,5 @@ STAGES = {
     "to": ss.sink,
 }
 # each family's module lists its own stages
-for _family in (table_stages, aggregate_stages, join_stages, window_stages):
+for _family in (table_stages, aggregate_stages, join_stages, window_stages, foreign_key_stages):
     STAGES.update(_family.STAGES)

@@ -37,12 +37,14 @@ def to_stream(arrivals, instances, batch) -> flow.StageResult:
 def stream_filter(arrivals, instances, batch) -> flow.StageResult:
     from pyspark.sql import functions as F
 
-    functions = {}
+    functions, forms = {}, {}
     for inst in instances:
         op: FilterOp = inst.node.op
         test = ex.compile_pred(op.predicate)
         functions[(inst.sid, inst.index)] = (lambda t, negate: lambda k, v: bool(t(k, v)) is not negate)(test, op.negate)
-    tested = arrivals.select("*", mappers.predicate(functions).alias("passes"))
+        forms[(inst.sid, inst.index)] = mappers.form(batch, inst, op.predicate, negate=op.negate)
+    tested = mappers.with_columns(arrivals, passes=(mappers.native_predicate(forms),
+                                                    lambda: mappers.predicate(functions)))
     return flow.StageResult(
         emitted=flow.records(tested.filter(F.col("passes"))),
         drops=flow.drops(tested.filter(~F.col("passes")), DropReason.FILTERED.code))
@@ -52,8 +54,14 @@ def _compiled(instances, field: str):
     return {(inst.sid, inst.index): ex.compile_expr(getattr(inst.node.op, field)) for inst in instances}
 
 
+def _forms(instances, field: str, batch):
+    return {(inst.sid, inst.index): mappers.form(batch, inst, getattr(inst.node.op, field)) for inst in instances}
+
+
 def stream_map_values(arrivals, instances, batch) -> flow.StageResult:
-    return flow.StageResult(emitted=flow.records(arrivals, value=mappers.expression(_compiled(instances, "mapper"))))
+    mapped = mappers.with_columns(arrivals, new_value=(mappers.native_expression(_forms(instances, "mapper", batch)),
+                                                       lambda: mappers.expression(_compiled(instances, "mapper"))))
+    return flow.StageResult(emitted=flow.records(mapped, value="new_value"))
 
 
 def select_key(arrivals, instances, batch) -> flow.StageResult:
@@ -61,19 +69,26 @@ def select_key(arrivals, instances, batch) -> flow.StageResult:
     from pyspark.sql import functions as F
 
     field = {SelectKeyOp: "mapper", GroupByOp: "key"}
-    functions = {}
+    functions, forms = {}, {}
     for inst in instances:
         functions[(inst.sid, inst.index)] = ex.compile_expr(getattr(inst.node.op, field[type(inst.node.op)]))
-    return flow.StageResult(emitted=flow.records(
-        arrivals, key=mappers.expression(functions, as_key=True), wstart=F.lit(None), wend=F.lit(None)))
+        forms[(inst.sid, inst.index)] = mappers.form(batch, inst, getattr(inst.node.op, field[type(inst.node.op)]))
+    keyed = mappers.with_columns(arrivals, new_key=(mappers.native_expression(forms, as_key=True),
+                                                    lambda: mappers.expression(functions, as_key=True)))
+    return flow.StageResult(emitted=flow.records(keyed, key="new_key", wstart=F.lit(None), wend=F.lit(None)))
 
 
 def stream_map(arrivals, instances, batch) -> flow.StageResult:
     from pyspark.sql import functions as F
 
     keys = {(i.sid, i.index): ex.compile_expr(i.node.op.key) for i in instances if isinstance(i.node.op, MapOp)}
-    mapped = arrivals.select("*", mappers.expression(keys, as_key=True).alias("new_key"),
-                             mappers.expression(_compiled(instances, "value")).alias("new_value"))
+    key_forms = {(i.sid, i.index): mappers.form(batch, i, i.node.op.key)
+                 for i in instances if isinstance(i.node.op, MapOp)}
+    mapped = mappers.with_columns(
+        arrivals,
+        new_key=(mappers.native_expression(key_forms, as_key=True), lambda: mappers.expression(keys, as_key=True)),
+        new_value=(mappers.native_expression(_forms(instances, "value", batch)),
+                   lambda: mappers.expression(_compiled(instances, "value"))))
     return flow.StageResult(emitted=flow.records(mapped, key="new_key", value="new_value",
                                                  wstart=F.lit(None), wend=F.lit(None)))
 
@@ -82,7 +97,9 @@ def flat_map_values(arrivals, instances, batch) -> flow.StageResult:
     from pyspark.sql import functions as F
 
     assert all(isinstance(i.node.op, FlatMapValuesOp) for i in instances)
-    listed = arrivals.select("*", mappers.elements(_compiled(instances, "mapper")).alias("elements"))
+    listed = mappers.with_columns(arrivals,
+                                  elements=(mappers.native_elements(_forms(instances, "mapper", batch)),
+                                            lambda: mappers.elements(_compiled(instances, "mapper"))))
     exploded = listed.filter(F.col("elements").isNotNull()).select("*", F.posexplode("elements").alias("pos", "element"))
     return flow.StageResult(
         emitted=flow.records(exploded, value="element", ok=flow.extend(F.col("ok"), F.col("pos"))),

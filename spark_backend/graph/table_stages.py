@@ -43,7 +43,9 @@ Rules (profile rule names in brackets; the reference: ``reference/graph/table_no
 Costs: ``filter``, ``map_values`` and ``group_by`` are one Arrow Python UDF per arrival (the
 node's expressions looked up by ``(sid, node)``); a source whose store is not read is a
 projection; one whose store is read is a shuffle by key, a sort and one Python pass (a window max before it for
-versioned tables). Record caches (``config.caching``) are not modelled here (the runner refuses them).
+versioned tables), or, when its state is the key's last value alone (no emit-on-change, not versioned), a
+``lag`` window (:mod:`spark_backend.graph.running_totals`). Record caches (``config.caching``) are
+applied to what these stages emit by :mod:`spark_backend.graph.cache_stage`.
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ from kssim.reference.model.graph import expressions as ex
 from kssim.reference.model.graph.nodes import FilterOp, MapValuesOp, TableSourceOp
 from kssim.reference.model.keys import key_text
 
-from kssim.spark_backend.graph import flow, keyed_fold, mappers
+from kssim.spark_backend.graph import flow, keyed_fold, mappers, running_totals
 from kssim.spark_backend.graph.batch import Instance
 from kssim.spark_backend.graph.keyed_fold import Drop, Emit, Folder
 from kssim.spark_backend.stores.versioned_store import _KeyHistory, segment_interval
@@ -114,6 +116,11 @@ def _reads_store(inst: Instance) -> bool:
     return plan.materialized and (plan.send_old_values or versioned or inst.profile.ktable_emit_on_change)
 
 
+def _keeps_last_value(inst: Instance) -> bool:
+    """A ``PlainStore`` without emit-on-change: its state is the key's last value alone."""
+    return isinstance(_source_folder(inst), PlainStore) and not inst.profile.ktable_emit_on_change
+
+
 def _source_folder(inst: Instance) -> Folder:
     op = inst.node.op
     if isinstance(op, TableSourceOp) and op.versioned:
@@ -134,6 +141,12 @@ def table_source(arrivals, instances: List[Instance], batch) -> flow.StageResult
         plain = batch.frame([(i.sid, i.index) for i in instances if not _reads_store(i)], "sid INT, node INT")
         passed = keyed.join(F.broadcast(plain), ["sid", "node"])
         parts.append(flow.StageResult(emitted=flow.records(passed, old=None, latest=F.lit(True))))
+    last_value = [i for i in stored if _keeps_last_value(i)]
+    if last_value:  # the old value is the key's previous value: a window, no Python
+        settings = batch.frame([(i.sid, i.index, i.node_plan.send_old_values) for i in last_value],
+                               "sid INT, node INT, send_old BOOLEAN")
+        parts.append(running_totals.last_value_source(keyed.join(F.broadcast(settings), ["sid", "node"])))
+        stored = [i for i in stored if not _keeps_last_value(i)]
     if stored:
         folders = {(i.sid, i.index): _source_folder(i) for i in stored}
         chosen = batch.frame(list(folders), "sid INT, node INT")
@@ -147,10 +160,7 @@ def table_source(arrivals, instances: List[Instance], batch) -> flow.StageResult
     return _merged(parts)
 
 
-def _merged(parts) -> flow.StageResult:
-    return flow.StageResult(emitted=flow.union_all([p.emitted for p in parts]),
-                            drops=flow.union_all([p.drops for p in parts]),
-                            failures=flow.union_all([p.failures for p in parts]))
+_merged = flow.merged
 
 
 # --- filter, map_values ---------------------------------------------------------------------------
@@ -162,7 +172,7 @@ def _passes(test, negate):
 def table_filter(arrivals, instances, batch) -> flow.StageResult:
     from pyspark.sql import functions as F
 
-    tests, old_tests, skipping = {}, {}, []
+    tests, old_tests, skipping, forms, old_forms = {}, {}, [], {}, {}
     for inst in instances:
         op: FilterOp = inst.node.op
         plan = inst.node_plan
@@ -170,11 +180,17 @@ def table_filter(arrivals, instances, batch) -> flow.StageResult:
         tests[(inst.sid, inst.index)] = test
         # a parent may send old values this filter does not ask for: they are not forwarded
         old_tests[(inst.sid, inst.index)] = test if plan.send_old_values else (lambda k, v: False)
+        forms[(inst.sid, inst.index)] = mappers.form(batch, inst, op.predicate, op.negate, non_null=True)
+        old_forms[(inst.sid, inst.index)] = forms[(inst.sid, inst.index)] if plan.send_old_values \
+            else mappers.Form(None)
         if plan.send_old_values and not plan.versioned and inst.profile.ktable_filter_skips_null_changes:
             skipping.append((inst.sid, inst.index))
     skips = batch.frame([(s, n, True) for s, n in skipping], "sid INT, node INT, skips BOOLEAN")
-    tested = arrivals.join(F.broadcast(skips), ["sid", "node"], "left").select(
-        "*", mappers.predicate(tests).alias("new_passes"), mappers.predicate(old_tests, value="old").alias("old_passes"))
+    tested = mappers.with_columns(
+        arrivals.join(F.broadcast(skips), ["sid", "node"], "left"),
+        new_passes=(mappers.native_predicate(forms), lambda: mappers.predicate(tests)),
+        old_passes=(mappers.native_predicate(old_forms, value="old"),
+                    lambda: mappers.predicate(old_tests, value="old")))
     new = F.when(F.col("new_passes"), F.col("value"))
     old = F.when(F.col("old_passes"), F.col("old"))
     skipped = F.coalesce(F.col("skips"), F.lit(False)) & ~F.col("new_passes") & ~F.col("old_passes")
@@ -190,14 +206,19 @@ def _mapped(mapper, enabled=True):
 
 
 def table_map_values(arrivals, instances, batch) -> flow.StageResult:
-    news, olds = {}, {}
+    news, olds, forms, old_forms = {}, {}, {}, {}
     for inst in instances:
         op: MapValuesOp = inst.node.op
         mapper = ex.compile_expr(op.mapper)
         news[(inst.sid, inst.index)] = _mapped(mapper)
         olds[(inst.sid, inst.index)] = _mapped(mapper, inst.node_plan.send_old_values)
-    return flow.StageResult(emitted=flow.records(
-        arrivals, value=mappers.expression(news), old=mappers.expression(olds, value="old")))
+        forms[(inst.sid, inst.index)] = mappers.form(batch, inst, op.mapper, non_null=True)
+        old_forms[(inst.sid, inst.index)] = forms[(inst.sid, inst.index)] if inst.node_plan.send_old_values \
+            else mappers.Form(None)
+    mapped = mappers.with_columns(
+        arrivals, new_value=(mappers.native_expression(forms), lambda: mappers.expression(news)),
+        new_old=(mappers.native_expression(old_forms, value="old"), lambda: mappers.expression(olds, value="old")))
+    return flow.StageResult(emitted=flow.records(mapped, value="new_value", old="new_old"))
 
 
 # --- group_by -------------------------------------------------------------------------------------

@@ -209,9 +209,13 @@ def topics_above(plan, index: int) -> tuple:
 
 def record_topics(batch, inst: Instance) -> tuple:
     """The topics a change can reach suppress under (the context's topic, which the buffer's size
-    estimate counts): the scenario's input topics (sorted), then the repartition topic above."""
+    estimate counts): the scenario's input topics (sorted), then the repartition topic whose takes
+    reach the node (``heap_order.topics_reaching``; with two, a byte bound is refused,
+    ``heap_order.refusal``)."""
+    from kssim.spark_backend.graph.heap_order import topics_reaching
+
     inputs = sorted({rec.topic for rec in batch.scenarios[inst.sid].inputs})
-    return tuple(inputs) + topics_above(inst.plan, inst.index)[:1]
+    return tuple(inputs) + tuple(sorted(topics_reaching(inst.plan)[inst.index]))[:1]
 
 
 def _suppress_scenario(inst: Instance, above) -> VirtualScenario:

@@ -214,4 +214,7 @@ def with_configs(records, configs, features):
 
 
 def config_frame(spark, rows: Sequence[dict]):
-    return _frame(spark, [tuple(c[k] for k in CONFIG_COLUMNS) for c in rows], CONFIG_DDL, CONFIG_COLUMNS)
+    """One settings row per scenario, held on the driver (broadcasting it runs no job)."""
+    from kssim.spark_backend.runtime.local_frames import local_frame
+
+    return local_frame(spark, [tuple(c[k] for k in CONFIG_COLUMNS) for c in rows], CONFIG_DDL)

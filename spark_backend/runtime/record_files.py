@@ -383,7 +383,7 @@ def _sum_value_problems(values, checked):
 
 def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dict = None, fmt: str = None,
                       with_offsets: bool = True, canonical_values: bool = False, extractor=None, topics=TOPICS,
-                      sum_topics: Sequence[str] = ()):
+                      sum_topics: Sequence[str] = (), keep_topic: bool = False):
     """``records`` for one scenario from JSONL or Parquet record files (``.parquet`` files or
     folders: Parquet; anything else: JSONL), numbered and checked as the module docstring says
     (``partitions``: topic -> count, default 1); returns ``(records, RecordStats)``.
@@ -395,7 +395,8 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
     topology's key extractor (``reference.model.topology.key_extractor_of``: an FK join's FK, a
     GlobalKTable join's key mapper); every ``left`` row must hold what it reads, as the scenario
     loader (and the reference's reader) requires. ``sum_topics``: the topics whose values a ``sum``
-    aggregation adds: each must be an integer that fits a Java long, as the loader requires."""
+    aggregation adds: each must be an integer that fits a Java long, as the loader requires.
+    ``keep_topic``: add each row's ``topic`` name (a graph's source topics are not sides)."""
     from pyspark.sql import functions as F
 
     paths = [str(p) for p in paths]
@@ -465,6 +466,7 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         # an aggregation's one topic, ``input``, is side 0 as a join's ``left`` (inputs.SIDES)
         F.when(F.col("topic") == "right", 1).otherwise(0).alias("side"), F.col("partition").cast("int").alias("task"),
         off.cast("bigint").alias("off"), F.col("ts"), F.col("key"), F.col("value"),
+        *([F.col("topic")] if keep_topic else []),
     )
     return records, RecordStats(layout.total, layout.complex_values)
 

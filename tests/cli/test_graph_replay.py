@@ -1,6 +1,6 @@
 """``kssim replay`` and ``kssim diff`` on topology graphs (reference engine): captures mapped to
 the graph's source topics, the records of every sink topic in one output file, drops named by
-node, diff against one sink topic; graphs run as listed and not on the Spark backend (yet)."""
+node, diff against one sink topic; graphs run as listed; on the Spark backend too (driver read, or a scan of large record files)."""
 import json
 
 import pytest
@@ -248,6 +248,62 @@ def test_spark_replays_and_diffs_a_graph_as_the_reference_does(graph, capsys, sp
     expected = captured(tmp, "e.jsonl", EXPECTED)
     assert main(["diff", topo, "-i", capture, "-e", expected, "--sink", "totals", "--engine", "spark"]) == 0
     assert "no divergence" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_spark_scans_a_large_graph_capture_itself_with_the_same_bytes(graph, capsys, spark, monkeypatch, fmt):
+    """Above ``DRIVER_READ_RECORDS`` Spark reads the record file itself and streams the events
+    back in order (``graph/replay.py``); set to -1 here, so the five-record capture takes that way."""
+    from kssim.spark_backend.runtime import replay
+
+    tmp, topo, capture = graph
+    if fmt == "parquet":
+        import pandas as pd
+
+        rows = [{"topic": "orders", "partition": 0, "offset": n, "ts": ts, "key": compact(k), "value": compact(v)}
+                for n, (k, v, ts) in enumerate(ORDERS)]
+        capture = str(tmp / "orders.parquet")
+        pd.DataFrame(rows).to_parquet(capture)
+    scanned = []
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    original = replay.scans_with_spark
+    monkeypatch.setattr(replay, "scans_with_spark", lambda *a, **k: scanned.append(original(*a, **k)) or scanned[-1])
+    assert main(["replay", topo, "-i", capture, "-o", str(tmp / "reference.jsonl")]) == 0
+    assert main(["replay", topo, "-i", capture, "-o", str(tmp / "spark.jsonl"), "--engine", "spark"]) == 0
+    assert scanned == [True]
+    assert (tmp / "spark.jsonl").read_bytes() == (tmp / "reference.jsonl").read_bytes()
+    assert "5 output records" in capsys.readouterr().out
+
+
+def test_spark_scan_of_a_graph_capture_names_a_bad_record_as_the_reference_does(graph, capsys, spark, monkeypatch):
+    from kssim.spark_backend.runtime import replay
+
+    tmp, topo, _ = graph
+    bad = write_lines(tmp / "bad.jsonl", [{"topic": "orders", "ts": 1, "key": "o1", "value": 1},
+                                         {"topic": "orders", "ts": "soon", "key": "o2", "value": 2}])
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    messages = {}
+    for engine in ("reference", "spark"):
+        assert main(["replay", topo, "-i", bad, "-o", str(tmp / f"{engine}.jsonl"), "--engine", engine]) == 2
+        messages[engine] = capsys.readouterr().err
+        assert not (tmp / f"{engine}.jsonl").exists()
+    assert messages["spark"] == messages["reference"] and "bad.jsonl" in messages["spark"]
+
+
+def test_spark_scan_of_a_graph_capture_with_sink_records_replays_what_the_reader_reads(graph, capsys, spark,
+                                                                                       monkeypatch):
+    """A capture holding records of a sink topic: the scan refuses them, the shared reader skips
+    them, and the driver way replays the rest (the same bytes as the reference)."""
+    from kssim.spark_backend.runtime import replay
+
+    tmp, topo, _ = graph
+    rows = [{"topic": "orders", "ts": ts, "key": k, "value": v} for k, v, ts in ORDERS]
+    capture = write_lines(tmp / "mixed.jsonl", rows + [{"topic": "totals", "ts": 99, "key": "c1", "value": 8}])
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    for engine in ("reference", "spark"):
+        assert main(["replay", topo, "-i", capture, "-o", str(tmp / f"{engine}.jsonl"), "--engine", engine]) == 0
+    assert (tmp / "spark.jsonl").read_bytes() == (tmp / "reference.jsonl").read_bytes()
+    assert "1 record of topic totals skipped" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", ["replay", "diff"])

@@ -1,7 +1,7 @@
 """Topology graphs on Spark against ``../shared/conformance-graphs`` (expectations from real Kafka
 Streams 3.9) in one batched run, and what Spark does not run yet refused by name.
 
-``CLAIMED``: the families every file of which the Spark backend runs (all 308 files pass: ``kssim
+``CLAIMED``: the families every file of which the Spark backend runs (all 341 files pass: ``kssim
 check --engine spark --allow-skip ../shared/conformance-graphs``, about 8 minutes on 2 cores); the
 suite runs every ``SAMPLE``-th file of each, which must match its expectations (outputs per topic,
 failure) and the reference engine's drops. Every file of the other families must be refused with
@@ -19,7 +19,7 @@ from kssim.reference.model.errors import UnsupportedOperator
 
 ALL_FILES = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "*", "*.json")))
 CLAIMED = ("stateless", "table-stateless", "rekey-join", "stream-aggregate", "table-aggregate", "windowed-aggregate",
-           "join-then-window", "agg-join", "merge-flatmap", "suppress")
+           "join-then-window", "agg-join", "merge-flatmap", "suppress", "fk-join", "caching")
 #: the suite's share of each claimed family (the whole corpus on Spark takes minutes)
 SAMPLE = 10
 
@@ -71,6 +71,5 @@ def test_every_family_is_claimed_or_refused_by_name(batch):
         result = batch[path][1]
         assert isinstance(result, UnsupportedOperator), (path, result)
         refusals.setdefault(family(path), set()).add(str(result).split(" (")[0].split("[")[0])
-    # what is not built yet, said as a user reads it
-    assert refusals == {"caching": {"the Spark backend does not run graphs with config.caching yet"},
-                        "fk-join": {"the Spark backend does not run graph node topology.graph"}}, refusals
+    # what is not built yet, said as a user reads it (every family is claimed now)
+    assert refusals == {}, refusals

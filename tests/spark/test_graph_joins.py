@@ -1,5 +1,6 @@
-"""Join nodes of topology graphs on Spark (``spark_backend.graph.join_stages``): stream x stream,
-stream x table, table x table, rule by rule on small hand-made graphs.
+"""Join nodes of topology graphs on Spark (``spark_backend.graph.join_stages``,
+``foreign_key_stages``): stream x stream, stream x table, table x table, foreign key, rule by rule
+on small hand-made graphs.
 
 Every case is declared at module level and the whole set runs as one Spark batch; each test reads
 its case's result, checks the records, drops and failure derived in its comments from Kafka's
@@ -84,6 +85,80 @@ TT_VERSIONED = case("tt_versioned_left", [
     {"from": "l", "left_join": {"other": "r", "joiner": "concat"}}, {"to_stream": {}}, {"to": "out"}],
     [("t2", "a", "r", 1), ("t1", "a", "l20", 20), ("t1", "a", "l10", 10), ("t2", "a", "r2", 30)])
 
+# A stream joined with a suppressed table (untilTimeLimit 10): the suppress node's value getter
+# (KTableSuppressProcessorSupplier#view) answers a buffered key with the buffer's prior value, the
+# old value of the update that first buffered it (null at input 1: a was new; r2 at input 4, not
+# the parent's r3), any other key with the parent's row (r4 at input 7, after a's eviction at 40).
+# Spark reads the table as the last change the suppress forwarded, which is the same value here.
+SUPPRESSED = {"suppress": {"until": "time_limit", "time_limit_ms": 10}, "id": "sup"}
+ST_SUPPRESSED = case("st_suppressed_table", [
+    {"table": "t1"}, SUPPRESSED, {"stream": "s1"}, {"left_join": {"other": "sup", "joiner": "concat"}},
+    {"to": "out"}],
+    [("t1", "a", "r1", 1), ("s1", "a", "v1", 2), ("t1", "a", "r2", 20), ("t1", "a", "r3", 22),
+     ("s1", "a", "v2", 23), ("s1", "b", "v3", 24), ("t1", "a", "r4", 40), ("s1", "a", "v4", 41)])
+
+# --- foreign-key joins (spark_backend.graph.foreign_key_stages) ------------------------------------
+
+
+def fk_join(join, tail=None, left=None, **arg):
+    """Table t1 (left) joined on foreign key ``fk`` with table t2 (right), then ``tail``."""
+    arg = dict({"other": "r", "foreign_key": {"field": "fk"}, "joiner": "pair"}, **arg)
+    return [left or {"table": "t1", "id": "l"}, {"table": "t2", "id": "r"}, {"from": "l", join: arg}] + (
+        tail or [{"to_stream": {}}, {"to": "out"}])
+
+
+# A new left row subscribes to x (inner: PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE), its response joins X at
+# max(left ts, right ts); the move to FK y sends DELETE_KEY_NO_PROPAGATE to x, then
+# PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE to y: one result, with Y. x's later update finds no subscriber.
+FK_MOVE = case("fk_move", fk_join("join"),
+               [("t2", "x", "X", 1), ("t2", "y", "Y", 2), ("t1", "k", {"fk": "x"}, 3), ("t1", "k", {"fk": "y"}, 4),
+                ("t2", "x", "X2", 5)])
+
+# A right tombstone answers every subscriber (prefix scan) at the right record's ts: the inner join
+# retracts its result, the left join joins null. The delete of a key nobody subscribes to: nothing.
+RIGHT_DELETE = [("t1", "k", {"fk": "x"}, 1), ("t2", "x", "X", 2), ("t2", "x", None, 3), ("t2", "z", None, 4)]
+FK_DELETE_INNER = case("fk_right_delete_inner", fk_join("join"), RIGHT_DELETE)
+FK_DELETE_LEFT = case("fk_right_delete_left", fk_join("left_join"), RIGHT_DELETE)
+
+# 3.9 left join (KIP-962): a null FK subscribes with a null key, answered with null at once; the move
+# from x to a null FK sends DELETE_KEY_AND_PROPAGATE to x first (3.7-4.0), so two results.
+FK_NULL_LEFT = case("fk_null_fk_left", fk_join("left_join"),
+                    [("t2", "x", "X", 1), ("t1", "k", {"n": 1}, 2), ("t1", "k", {"fk": "x"}, 3),
+                     ("t1", "k", {"n": 2}, 4)])
+
+# 3.9 inner join: a null new FK drops the update and leaves x's subscription (KAFKA-16434), whose
+# next response carries the old value's hash: stale. Back to x from a null old FK: dropped too.
+FK_NULL_INNER = case("fk_null_fk_inner_stale", fk_join("join"),
+                     [("t1", "k", {"fk": "x"}, 1), ("t1", "k", {"n": 2}, 2), ("t2", "x", "X", 3),
+                      ("t1", "k", {"fk": "x"}, 4)])
+
+# A right update's responses follow the subscription store's key order: string PKs by their bytes,
+# then the others by their JSON bytes ("10" before "2").
+FK_SCAN = case("fk_scan_order", fk_join("join"),
+               [("t1", "b", {"fk": "x"}, 1), ("t1", 10, {"fk": "x"}, 2), ("t1", "a", {"fk": "x"}, 3),
+                ("t1", 2, {"fk": "x"}, 4), ("t2", "x", "X", 5)])
+
+# One input changes the right table twice (flat_map_values -> to_table): each change answers the
+# subscribers in their order, the second after the first.
+FK_RIGHT_TWICE = case("fk_right_twice", [
+    {"table": "t1", "id": "l"}, {"stream": "s1"}, {"flat_map_values": {"field": "items"}}, {"to_table": {}, "id": "r"},
+    {"from": "l", "left_join": {"other": "r", "foreign_key": {"field": "fk"}, "joiner": "concat"}},
+    {"to_stream": {}}, {"to": "out"}],
+    [("t1", "k", {"fk": "x"}, 1), ("t1", "j", {"fk": "x"}, 2), ("s1", "x", {"items": ["X1", "X2"]}, 3),
+     ("s1", "x", {"items": [None]}, 4)])
+
+# KIP-914: the join drops an out-of-order update of its versioned left table; no subscription moves.
+FK_VERSIONED = case("fk_versioned_left", fk_join("left_join", left=dict(VERSIONED_T1, id="l")),
+                    [("t2", "x", "X", 1), ("t1", "k", {"fk": "x"}, 20), ("t1", "k", {"fk": "y"}, 10),
+                     ("t2", "x", "X2", 30)])
+
+# 2.7.0, KIP-557: the filter after the join asks for old values, so the result table is materialized
+# and skips a result whose serialized value equals the stored one: 1 and "1" both join to "1+X".
+FK_EMIT_ON_CHANGE = case("fk_result_emit_on_change", fk_join(
+    "join", [{"filter": {"not": {"is_null": "$value"}}}, {"to_stream": {}}, {"to": "out"}],
+    foreign_key={"const": "x"}, joiner="concat"),
+    [("t2", "x", "X", 1), ("t1", "k", 1, 2), ("t1", "k", "1", 3), ("t1", "k", None, 4)], semantics="2.7")
+
 
 @pytest.fixture(scope="module")
 def results(spark):  # noqa: F811
@@ -150,3 +225,106 @@ def test_table_table_join_drops_out_of_order_versioned_updates(results):
     r = results[TT_VERSIONED]
     assert records(r) == [("a", "l20+r", 20, 1), ("a", "l20+r2", 30, 3)]
     assert drops(r) == [(2, "out_of_order_versioned_update", "graph[2] left_join")]
+
+
+def test_stream_table_join_reads_a_suppressed_table_through_its_buffers_prior_value(results):
+    assert records(results[ST_SUPPRESSED]) == [("a", "v1+null", 2, 1), ("a", "v2+r2", 23, 4), ("b", "v3+null", 24, 5),
+                                               ("a", "v4+r4", 41, 7)]
+
+
+@pytest.mark.parametrize("nodes", [
+    # table x table: a buffered key is read at timestamp -1 (the join's result takes the record's
+    # ts), Spark would take the last eviction's: refused, on either side and through a filter
+    [{"table": "t1", "id": "l"}, {"table": "t2"}, SUPPRESSED, {"from": "l", "join": {"other": "sup"}},
+     {"to_stream": {}}, {"to": "out"}],
+    [{"table": "t2"}, SUPPRESSED, {"table": "t1", "id": "r"}, {"from": "sup", "left_join": {"other": "r"}},
+     {"to_stream": {}}, {"to": "out"}],
+    [{"table": "t1", "id": "l"}, {"table": "t2"}, SUPPRESSED, {"filter": {"cmp": ["$value", "!=", {"const": 1}]}, "id": "f"},
+     {"from": "l", "outer_join": {"other": "f"}}, {"to_stream": {}}, {"to": "out"}],
+    # stream x table over a versioned table: an out-of-order update leaves the buffer as a latest
+    # change, while the getter reads the parent's latest row
+    [{"table": "t1", "materialized": {"versioned": True, "history_retention_ms": 100}}, SUPPRESSED,
+     {"stream": "s1"}, {"left_join": {"other": "sup"}}, {"to": "out"}],
+])
+def test_a_join_reading_a_suppressed_table_is_refused_by_name(nodes):
+    from kssim.reference.model.graph.plan import compile_graph
+    from kssim.spark_backend.graph.runner import unsupported
+
+    s = scenario({"graph": nodes}, [])
+    refusal = unsupported(compile_graph(s.topology, s.profile, s.config.store), s.config)
+    join = next(i for i, n in enumerate(nodes) if any("join" in k for k in n))
+    assert f"graph node topology.graph[{join}] (" in str(refusal) and "suppressed table" in str(refusal)
+
+
+def test_fk_join_follows_a_change_of_the_foreign_key(results):
+    assert records(results[FK_MOVE]) == [("k", [{"fk": "x"}, "X"], 3, 2), ("k", [{"fk": "y"}, "Y"], 4, 3)]
+
+
+def test_fk_join_right_tombstone_inner_and_left(results):
+    assert records(results[FK_DELETE_INNER]) == [("k", [{"fk": "x"}, "X"], 2, 1), ("k", None, 3, 2)]
+    assert records(results[FK_DELETE_LEFT]) == [("k", [{"fk": "x"}, None], 1, 0), ("k", [{"fk": "x"}, "X"], 2, 1),
+                                                ("k", [{"fk": "x"}, None], 3, 2)]
+
+
+def test_fk_left_join_with_a_null_foreign_key(results):
+    r = results[FK_NULL_LEFT]
+    assert records(r) == [("k", [{"n": 1}, None], 2, 1), ("k", [{"fk": "x"}, "X"], 3, 2),
+                          ("k", [{"n": 2}, None], 4, 3), ("k", [{"n": 2}, None], 4, 3)]
+    assert drops(r) == []
+
+
+def test_fk_inner_join_null_foreign_key_leaves_a_stale_subscription(results):
+    r = results[FK_NULL_INNER]
+    assert records(r) == []
+    assert drops(r) == [(1, "null_foreign_key", "graph[2] join"), (2, "stale_fk_response", "graph[2] join"),
+                        (3, "null_foreign_key", "graph[2] join")]
+
+
+def test_fk_join_right_update_answers_subscribers_in_store_order(results):
+    assert [(o.key, o.input_index) for o in results[FK_SCAN].outputs] == [("a", 4), ("b", 4), (10, 4), (2, 4)]
+
+
+def test_fk_join_one_input_changing_the_right_table_twice(results):
+    assert records(results[FK_RIGHT_TWICE]) == [
+        ("k", '{"fk":"x"}+null', 1, 0), ("j", '{"fk":"x"}+null', 2, 1),
+        ("j", '{"fk":"x"}+X1', 3, 2), ("k", '{"fk":"x"}+X1', 3, 2), ("j", '{"fk":"x"}+X2', 3, 2),
+        ("k", '{"fk":"x"}+X2', 3, 2), ("j", '{"fk":"x"}+null', 4, 3), ("k", '{"fk":"x"}+null', 4, 3)]
+
+
+def test_fk_join_drops_out_of_order_versioned_left_updates(results):
+    r = results[FK_VERSIONED]
+    assert records(r) == [("k", [{"fk": "x"}, "X"], 20, 1), ("k", [{"fk": "x"}, "X2"], 30, 3)]
+    assert drops(r) == [(2, "out_of_order_versioned_update", "graph[2] left_join")]
+
+
+def test_fk_join_result_table_skips_an_equal_joined_value(results):
+    r = results[FK_EMIT_ON_CHANGE]
+    assert records(r) == [("k", "1+X", 2, 1), ("k", None, 4, 3)]
+    assert drops(r) == [(2, "idempotent_update", "graph[2] join")]
+
+
+FK = {"foreign_key": {"field": "fk"}}
+
+
+@pytest.mark.parametrize("nodes, why", [
+    # the same table on both sides: Kafka's first take updates both before any subscription is taken
+    ([{"table": "t1", "id": "l"}, {"from": "l", "map_values": {"field": "r"}, "id": "r"},
+      {"from": "l", "join": dict(other="r", **FK)}, {"to_stream": {}}, {"to": "out"}], "reaches both of its sides"),
+    # two left changes of one input: Kafka's responses read the left table after both
+    ([{"stream": "s1"}, {"flat_map_values": {"field": "items"}}, {"to_table": {}, "id": "l"},
+      {"table": "t2", "id": "r"}, {"from": "l", "join": dict(other="r", **FK)}, {"to_stream": {}}, {"to": "out"}],
+     "left table more than once"),
+    # a repartition topic and the FK's topics: the heap of queues orders them by timestamp
+    (fk_join("join", [{"group_by": {"key": {"const": "all"}, "value": "$value"}}, {"count": {}}, {"to_stream": {}},
+                      {"to": "out"}]), "another internal topic"),
+    (fk_join("join", [{"suppress": {"until": "time_limit", "time_limit_ms": 10}}, {"to_stream": {}}, {"to": "out"}]),
+     "a suppress reads its results"),
+])
+def test_fk_join_shapes_not_run_exactly_are_refused_by_name(nodes, why):
+    from kssim.reference.model.graph.plan import compile_graph
+    from kssim.spark_backend.graph.runner import unsupported
+
+    s = scenario({"graph": nodes}, [])
+    refusal = str(unsupported(compile_graph(s.topology, s.profile, s.config.store), s.config))
+    join = next(i for i, n in enumerate(nodes) if "foreign_key" in str(n))
+    assert f"graph node topology.graph[{join}] (join: foreign-key join)" in refusal and why in refusal, refusal

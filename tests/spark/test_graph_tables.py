@@ -71,6 +71,17 @@ SCENARIOS = {
     "string_reduce": scenario(_regroup({"reduce": "string_reduce"}, {"field": "s"}),
                               [(T, "k1", {"g": "a", "s": "x"}, 1), (T, "k2", {"g": "a", "s": "y"}, 2),
                                (T, "k1", None, 3)]),
+    # running totals (spark_backend/graph/running_totals.py): a stream sum that wraps both ways
+    # and reads non-integers as 0; a table sum whose first record only subtracts (no aggregate
+    # yet: nothing subtracted, a null aggregate) and whose timestamps go back (the max stays)
+    "stream_sum_wraps": scenario({"graph": [{"stream": S}, {"group_by_key": {}}, {"aggregate": "sum"},
+                                            {"to_stream": {}}, {"to": "out"}]},
+                                 [(S, "a", LONG_MAX, 5), (S, "a", 2, 4), (S, "a", "7", 6), (S, "a", 1.5, 7),
+                                  (S, "a", -(1 << 63), 8), (S, "a", -2, 9), (S, "b", 10 ** 19, 1)]),
+    "table_sum_totals": scenario(_regroup({"aggregate": "sum"}, {"field": "n"}),
+                                 [(T, "k1", None, 9), (T, "k1", {"g": "a", "n": LONG_MAX}, 5),
+                                  (T, "k2", {"g": "a", "n": 1}, 3), (T, "k1", {"g": "b", "n": 2}, 7),
+                                  (T, "k2", {"g": "a", "n": "x"}, 6), (T, "k2", None, 8)], semantics="3.9"),
 }
 
 
@@ -192,3 +203,18 @@ def test_python_api_callables_add_and_subtract(results):
 
 def test_string_reduce_subtracts_and_keeps_the_group(results):
     assert _kv(results["string_reduce"]) == [("a", "x"), ("a", "x+y"), ("a", "x+y-x")]
+
+
+def test_running_totals_wrap_and_read_non_integers_as_zero(results):
+    # MAX, MAX+2 wraps to MIN+1, "7" and 1.5 add 0, + MIN wraps to 1, -2 gives -1; 10^19 is no long
+    assert _outputs(results["stream_sum_wraps"]) == [
+        ("a", LONG_MAX, 5, 0), ("a", -(1 << 63) + 1, 5, 1), ("a", -(1 << 63) + 1, 6, 2), ("a", -(1 << 63) + 1, 7, 3),
+        ("a", 1, 8, 4), ("a", -1, 9, 5), ("b", 0, 1, 6)]
+
+
+def test_a_table_sum_subtracts_only_once_an_aggregate_exists(results):
+    # k1's tombstone first: no group, nothing sent. MAX in a; k2 adds 1 (wraps, ts max 5);
+    # k1 moves to b: a loses MAX, b gets 2; k2's "x" (KIP-904: one record) and its tombstone
+    assert _outputs(results["table_sum_totals"]) == [
+        ("a", LONG_MAX, 5, 1), ("a", -(1 << 63), 5, 2), ("a", 1, 7, 3), ("b", 2, 7, 3), ("a", 0, 7, 4),
+        ("a", 0, 8, 5)]
