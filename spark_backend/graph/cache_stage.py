@@ -25,7 +25,10 @@ per (scenario, cached node, take, key and window) the records the take made beco
   their last put (``NamedCache``'s dirty keys, re-added at every put).
 
 Every record a cached node emits is a put of its store (the store's value after it is the record's
-new value), so the key's previous record holds the value before. The driver flushes every cache
+new value), so the key's previous record holds the value before (a window store's too: the
+reference forgets flushed windows past the store's retention, which take no record any more).
+The flush position extends the take, so where :mod:`spark_backend.graph.heap_order` rewrites a
+take's rank in ``take`` and ``ok``, the take's flushed records move with it. The driver flushes every cache
 twice per commit; with caches created in node order and graphs listed in topological order, a
 flush only dirties caches of later nodes, which the first pass flushes after it: a flushed record
 that reaches another cached node in the same commit is that node's last put (its order key,
