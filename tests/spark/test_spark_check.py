@@ -27,12 +27,10 @@ def test_spark_check_reports_invalid_and_skipped_files_and_goes_on(spark, tmp_pa
     assert out.splitlines()[-1].startswith("1 passed, 0 failed, 1 invalid, 1 skipped (not supported by engine spark)")
 
 
-def test_spark_checks_a_topology_graph_and_skips_what_it_lacks_saying_why(tmp_path, capsys):
+def test_spark_checks_topology_graphs_with_and_without_record_caches(tmp_path, capsys):
     graph = os.path.join(ROOT, "scenarios", "cookbook", "13-orders-per-customer-3.9.yaml")
     assert main(["check", graph, "--engine", "spark"]) == 0
     assert "PASS cookbook-13-orders-per-customer-3.9" in capsys.readouterr().out
     cached = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "caching", "*.json")))[0]
-    code = main(["check", cached, "--engine", "spark"])
-    out = capsys.readouterr().out
-    assert code == 1 and "SKIP graph-caching" in out and "does not run graphs with config.caching yet" in out
-    assert main(["check", cached, "--engine", "spark", "--allow-skip"]) == 0
+    assert main(["check", cached, "--engine", "spark"]) == 0  # record caches run on Spark (cache_stage)
+    assert "PASS graph-caching" in capsys.readouterr().out
