@@ -348,17 +348,10 @@ def replay_to_file(scenario, inputs, output, spark=None, master=None, options=No
                              options, captures, output, scan)
     spark = spark or get_spark(master, workload="bulk" if scan else "small")
     if scan:
-        try:
-            return _scanned_replay(spark, scenario, captures, output, fmt)
-        except ScenarioError:
-            # a row the scan refused: the shared reader names it as the reference does, and
-            # if it accepts every record (the scan's rules are stricter: a record of the output
-            # topic, which the reader skips), the driver way replays what the reader reads
-            raise_readers_verdict(scenario, inputs, options)
-            captures = open_inputs(scenario, inputs, options)
-        except _SCAN_ERRORS:
-            raise_readers_verdict(scenario, inputs, options)
-            raise
+        summary, captures = _scan_or_reopen(lambda: _scanned_replay(spark, scenario, captures, output, fmt),
+                                            scenario, inputs, options)
+        if summary is not None:
+            return summary
     bar = progress(captures.total) if progress is not None else None
     try:
         records = captures.records() if bar is None else counted(captures.records(), bar)
@@ -369,22 +362,31 @@ def replay_to_file(scenario, inputs, output, spark=None, master=None, options=No
     return attrs.evolve(summary, ignored=dict(sorted(captures.ignored.items())))
 
 
+def _scan_or_reopen(scanned, scenario, inputs, options):
+    """``(summary, None)`` of the replay ``scanned()`` in which Spark scans the record files; if
+    the scan refuses a row, the shared reader names it as the reference does, and if it accepts
+    every record (the scan's rules are stricter: a record of an output topic, which the reader
+    skips) ``(None, captures reopened)``: the driver way replays what the reader reads."""
+    try:
+        return scanned(), None
+    except ScenarioError:
+        raise_readers_verdict(scenario, inputs, options)
+        return None, open_inputs(scenario, inputs, options)
+    except _SCAN_ERRORS:
+        raise_readers_verdict(scenario, inputs, options)
+        raise
+
+
 def _graph_replay(spark, scenario, inputs, options, captures, output, scan) -> ReplaySummary:
     """A topology graph's replay (``graph.replay``); a scan that finds a bad record hands the
     verdict to the shared reader, as format 1's does."""
     from kssim.spark_backend.graph.replay import replay_graph
 
     if scan:
-        try:
-            return replay_graph(spark, scenario, captures, output, scan=True)
-        except ScenarioError:
-            # the scan's rules are stricter (a record of a sink topic, which the reader skips):
-            # if the reader accepts every record, the driver way replays what it reads
-            raise_readers_verdict(scenario, inputs, options)
-            captures = open_inputs(scenario, inputs, options)
-        except _SCAN_ERRORS:
-            raise_readers_verdict(scenario, inputs, options)
-            raise
+        summary, captures = _scan_or_reopen(lambda: replay_graph(spark, scenario, captures, output, scan=True),
+                                            scenario, inputs, options)
+        if summary is not None:
+            return summary
     # a small capture's levels run one task per stage (a task costs tens of ms even when empty;
     # a cluster's default is 200 shuffle partitions)
     small = captures.total <= SMALL_REPLAY_RECORDS
