@@ -57,7 +57,6 @@ import attrs
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.graph import expressions as ex
 from kssim.reference.model.graph.nodes import FilterOp, MapValuesOp, TableSourceOp
-from kssim.reference.model.keys import key_text
 
 from kssim.spark_backend.graph import flow, keyed_fold, mappers, running_totals
 from kssim.spark_backend.graph.batch import Instance
@@ -227,69 +226,97 @@ def _load(text):
     return None if text is None else json.loads(text)
 
 
-#: a group_by result element: [kind, position, key, value, old]
-_RECORD, _DROP = "record", "drop"
-
-
 @attrs.frozen
-class Regroup:
-    """``KTableRepartitionMap#process`` of one node: a change -> its drop and records."""
+class RegroupRules:
+    """How ``KTableRepartitionMap#process`` of one node sends a change's pairs on."""
 
-    key_mapper: object
-    value_mapper: object
     single_record: bool    # [table_group_by_single_record]
     subtract_first: bool   # [table_group_by_subtract_first]
     drop_not_latest: bool  # [versioned_tables] and a versioned lineage
 
-    def _pair(self, key, value):
-        return None if value is None else (self.key_mapper(key, value), self.value_mapper(key, value))
 
-    def __call__(self, key, new_text, old_text, latest):
-        if self.drop_not_latest and latest is False:
-            return [[_DROP, None, DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code, None, None]]
-        new = self._pair(key, _load(new_text))
-        old = self._pair(key, _load(old_text))
-        new_ok = new is not None and new[0] is not None and new[1] is not None
-        old_ok = old is not None and old[0] is not None and old[1] is not None
-        out = []
-        if (new is not None and not new_ok) or (old is not None and not old_ok):
-            out.append([_DROP, None, DropReason.NULL_GROUP_KEY.code, None, None])
-        if self.single_record and new_ok and old_ok and ex.json_equal(new[0], old[0]):
-            return out + [[_RECORD, "0", key_text(new[0]), mappers.value_text(new[1]), mappers.value_text(old[1])]]
-        records = []
-        if new_ok:
-            records.append((key_text(new[0]), mappers.value_text(new[1]), None))
-        if old_ok:
-            subtract = (key_text(old[0]), None, mappers.value_text(old[1]))
-            records.insert(0 if self.subtract_first else len(records), subtract)
-        return out + [[_RECORD, str(pos), k, v, o] for pos, (k, v, o) in enumerate(records)]
+def _regroup_rules(inst: Instance) -> RegroupRules:
+    profile, plan = inst.profile, inst.node_plan
+    versioned = plan.versioned or inst.plan.nodes[inst.node.upstream].versioned
+    return RegroupRules(profile.table_group_by_single_record, profile.table_group_by_subtract_first,
+                        profile.versioned_tables and versioned)
+
+
+def _json_equal_texts(a, b) -> bool:
+    return ex.json_equal(json.loads(a), json.loads(b))
+
+
+def _same_group(new_key, old_key):
+    """JSON equality of two group keys' texts (never null): equal texts, or objects whose members
+    come in another order (rare: those rows alone go through Python)."""
+    from pyspark.sql import functions as F
+
+    maybe_reordered = (F.instr(new_key, "{") > 0) & (F.instr(old_key, "{") > 0) & \
+        (F.length(new_key) == F.length(old_key)) & (new_key != old_key)
+    return maybe_reordered, F.coalesce(new_key == old_key, F.lit(False))
 
 
 def table_group_by(arrivals, instances, batch) -> flow.StageResult:
+    """The group_by of a table: its key and value mappers on the new and on the old value (native
+    columns where the expressions have them), then the pairs as records, all in the JVM."""
     from pyspark.sql import functions as F
 
-    regroups = {}
+    keys, values, key_forms, value_forms, rules = {}, {}, {}, {}, []
     for inst in instances:
-        op, profile, plan = inst.node.op, inst.profile, inst.node_plan
-        versioned = plan.versioned or inst.plan.nodes[inst.node.upstream].versioned
-        regroups[(inst.sid, inst.index)] = Regroup(
-            ex.compile_expr(op.key), ex.compile_expr(op.value), profile.table_group_by_single_record,
-            profile.table_group_by_subtract_first, profile.versioned_tables and versioned)
+        op, here = inst.node.op, (inst.sid, inst.index)
+        keys[here] = _mapped(ex.compile_expr(op.key))
+        values[here] = _mapped(ex.compile_expr(op.value))
+        key_forms[here] = mappers.form(batch, inst, op.key, non_null=True)
+        value_forms[here] = mappers.form(batch, inst, op.value, non_null=True)
+        rules.append((inst.sid, inst.index) + attrs.astuple(_regroup_rules(inst)))
+    flags = batch.frame(rules, "sid INT, node INT, single_record BOOLEAN, subtract_first BOOLEAN, "
+                               "drop_not_latest BOOLEAN")
+    mapped = mappers.with_columns(
+        arrivals.join(F.broadcast(flags), ["sid", "node"]),
+        new_group=(mappers.native_expression(key_forms, as_key=True),
+                   lambda: mappers.expression(keys, as_key=True)),
+        new_grouped=(mappers.native_expression(value_forms), lambda: mappers.expression(values)),
+        old_group=(mappers.native_expression(key_forms, as_key=True, value="old"),
+                   lambda: mappers.expression(keys, as_key=True, value="old")),
+        old_grouped=(mappers.native_expression(value_forms, value="old"),
+                     lambda: mappers.expression(values, value="old")))
+    new_key, old_key = F.col("new_group"), F.col("old_group")
+    maybe_reordered, equal_texts = _same_group(new_key, old_key)
+    json_equal = F.udf(_json_equal_texts, "boolean", useArrow=True)
+    compared = mapped.filter(~maybe_reordered).withColumn("same_group", equal_texts).unionByName(
+        mapped.filter(maybe_reordered).withColumn("same_group", json_equal(new_key, old_key)))
+    return _regrouped(compared)
 
-    def body(sid, node, k, v, o, latest, a, b):
-        return regroups[(sid, node)](mappers.seen_key(k, a, b), v, o, latest)
 
-    results = F.udf(body, "array<array<string>>", useArrow=True)(
-        F.col("sid"), F.col("node"), F.col("key"), F.col("value"), F.col("old"), F.col("latest"),
-        F.col("wstart"), F.col("wend"))
-    exploded = arrivals.select("*", F.explode(results).alias("r"))
-    records = exploded.filter(F.col("r")[0] == _RECORD)
-    dropped = exploded.filter(F.col("r")[0] == _DROP)
+def _regrouped(rows) -> flow.StageResult:
+    """The records and drops of ``rows`` (arrivals with the mapped pairs, ``same_group`` and the
+    node's :class:`RegroupRules` as columns)."""
+    from pyspark.sql import functions as F
+
+    nothing = F.lit(None).cast("string")
+    new_sent, old_sent = F.col("value").isNotNull(), F.col("old").isNotNull()
+    new_ok = new_sent & F.col("new_group").isNotNull() & F.col("new_grouped").isNotNull()
+    old_ok = old_sent & F.col("old_group").isNotNull() & F.col("old_grouped").isNotNull()
+    not_latest = F.coalesce(F.col("drop_not_latest") & (F.col("latest") == F.lit(False)), F.lit(False))
+    null_group = ~not_latest & ((new_sent & ~new_ok) | (old_sent & ~old_ok))
+
+    def pair(key, value, old, keep):
+        return F.struct(key.alias("k"), value.alias("v"), old.alias("o"), keep.alias("keep"))
+    add = pair(F.col("new_group"), F.col("new_grouped"), nothing, new_ok)
+    subtract = pair(F.col("old_group"), nothing, F.col("old_grouped"), old_ok)
+    both = pair(F.col("new_group"), F.col("new_grouped"), F.col("old_grouped"), F.lit(True))
+    one_record = F.col("single_record") & new_ok & old_ok & F.col("same_group")
+    in_order = F.when(F.col("subtract_first"), F.array(subtract, add)).otherwise(F.array(add, subtract))
+    sent = F.when(not_latest, F.array().cast("array<struct<k:string,v:string,o:string,keep:boolean>>")) \
+        .when(one_record, F.array(both)).otherwise(F.filter(in_order, lambda p: p["keep"]))
+    records = rows.select("*", F.posexplode(sent).alias("position", "r"))
     return flow.StageResult(
-        emitted=flow.records(records, ok=flow.extend(F.col("ok"), F.col("r")[1].cast("bigint")), key=F.col("r")[2],
-                             value=F.col("r")[3], old=F.col("r")[4], latest=F.lit(True), wstart=F.lit(None),
+        emitted=flow.records(records, ok=flow.extend(F.col("ok"), F.col("position")), key=F.col("r.k"),
+                             value=F.col("r.v"), old=F.col("r.o"), latest=F.lit(True), wstart=F.lit(None),
                              wend=F.lit(None)),
-        drops=flow.select_columns(dropped, flow.DROP_DDL, reason=F.col("r")[2]))
+        drops=flow.union_all([
+            flow.drops(rows.filter(not_latest), DropReason.OUT_OF_ORDER_VERSIONED_UPDATE.code),
+            flow.drops(rows.filter(null_group), DropReason.NULL_GROUP_KEY.code)]))
 
 
 STAGES = {

@@ -78,6 +78,10 @@ SCENARIOS = {
                                             {"to_stream": {}}, {"to": "out"}]},
                                  [(S, "a", LONG_MAX, 5), (S, "a", 2, 4), (S, "a", "7", 6), (S, "a", 1.5, 7),
                                   (S, "a", -(1 << 63), 8), (S, "a", -2, 9), (S, "b", 10 ** 19, 1)]),
+    # JSON-equal group keys whose members come in another order (KIP-904 compares them as values)
+    "kip904_reordered_object_key": scenario(_regroup({"count": {}}), [(T, "k1", {"g": {"x": 1, "y": 2}}, 1),
+                                                                       (T, "k1", {"g": {"y": 2, "x": 1}}, 2)],
+                                            semantics="3.5"),
     "table_sum_totals": scenario(_regroup({"aggregate": "sum"}, {"field": "n"}),
                                  [(T, "k1", None, 9), (T, "k1", {"g": "a", "n": LONG_MAX}, 5),
                                   (T, "k2", {"g": "a", "n": 1}, 3), (T, "k1", {"g": "b", "n": 2}, 7),
@@ -194,6 +198,12 @@ def test_a_null_group_key_is_dropped_and_the_subtract_still_sent(results):
     r = results["null_group_key"]
     assert _drops(r) == [(1, DropReason.NULL_GROUP_KEY)]
     assert _kv(r) == [("a", [{"g": "a"}]), ("a", [])]
+
+
+def test_kip904_compares_group_keys_as_json_values(results):
+    # one record (the keys are equal as JSON values), to the new key's store entry (its serialized
+    # bytes differ): no aggregate there yet, so no subtract; the old entry keeps its count
+    assert _kv(results["kip904_reordered_object_key"]) == [({"x": 1, "y": 2}, 1), ({"y": 2, "x": 1}, 1)]
 
 
 def test_python_api_callables_add_and_subtract(results):
