@@ -17,6 +17,25 @@ Facts (Kafka's source at the release tags):
   session stores' range ends at ``SessionKeySchema.upperRangeFixedWindow(key, to)`` = ``new
   SessionWindow(to, Long.MAX_VALUE)``; ``InMemorySessionStore`` filters ``start <= to`` without a
   window.
+- ``KStreamKStreamJoin`` (0.10.0-3.9, ``...LeftSide`` / ``RightSide`` alike): ``timeFrom =
+  Math.max(0L, ts - joinBefore)``, ``timeTo = Math.max(0L, ts + joinAfter)``, then
+  ``otherWindow.fetch(key, timeFrom, timeTo)``; an outer record that found nothing is emitted at
+  once iff ``timeTo < sharedTimeTracker.streamTime`` (3.1+), else held. The window store's fetch of
+  a reversed range: before 2.1 ``Segments#segments`` loops from the first segment id to the last
+  (no iteration); 2.1-3.3 ``segments.subMap(segmentId(from), true, segmentId(to), true)``, and
+  ``TreeMap#subMap`` throws ``IllegalArgumentException("fromKey > toKey")``; 3.4+
+  (``AbstractRocksDBSegmentedBytesStore#fetch``) and ``InMemoryWindowStore`` return an empty
+  iterator when ``to < from``. Segment interval ``max(retention / 2, 60 000)``.
+- The emission scan (3.1+): 3.1.1-3.7 exit early iff ``minTime >= streamTime - joinBefore - grace``
+  (a subtraction: no overflow), walk until ``ts + joinAfter + grace >= streamTime``; 3.8+ exit iff
+  ``minTime + joinAfter + grace >= streamTime``, an entry open iff ``ts + lookBack + grace >=
+  streamTime``. A sum past ``Long.MAX_VALUE`` is negative: the entry counts as closed.
+- ``SlidingWindows`` accepts a time difference of 0 (only a negative one throws), and so do the
+  store suppliers; ``KStreamSlidingWindowAggregate`` then creates the record's left window as
+  ``new TimeWindow(ts - 0, ts)``, and ``TimeWindow``'s constructor throws
+  ``IllegalArgumentException("Window endMs must be greater than window startMs.")``.
+- The shifted windowed-table join's mapper (the corpus's DSL): ``new TimeWindow(start + shift, end +
+  shift)``; ``Window``'s constructor throws for a negative start or an end below the start.
 """
 from __future__ import annotations
 
@@ -48,6 +67,20 @@ def _session(gap, grace=0, **more):
     topology = {"operator": "session_aggregate", "gap_ms": gap, "grace_ms": grace, "aggregation": "count"}
     topology.update(more)
     return topology
+
+
+def _join(join, before, after, grace, api="time_difference"):
+    return {"operator": "stream_stream_join", "join": join, "window_api": api, "joiner": "concat",
+            "window": {"before_ms": before, "after_ms": after, "grace_ms": grace}}
+
+
+def _windowed_join(join, size, advance, shift):
+    return {"operator": "windowed_table_join", "join": join, "shift_ms": shift,
+            "window": {"size_ms": size, "advance_ms": advance, "grace_ms": 0}}
+
+
+def _sides(*items):
+    return list(items)
 
 
 def wk(key, start, end):
@@ -121,6 +154,86 @@ CASES = {
     "session-rocksdb-0.10.2": (
         scenario(_session(10, grace=None), _records(("k", "a", MAX - 12), ("k", "b", MAX - 5)), semantics="0.10.2"),
         [(wk("k", MAX - 12, MAX - 12), 1, MAX - 12, 0)], [], (1, FailureCode.WINDOW_ILLEGAL_ARGUMENT)),
+    # --- stream-stream joins (before = after = 10) ---------------------------------------------
+    # left B@MAX-5 looks up [MAX-15, MAX+5]: the upper bound wraps, Math.max makes it 0, and the
+    # reversed range [MAX-15, 0] finds nothing, although a@MAX-15 is within 10 of it; so does the
+    # right b@MAX-3 ([MAX-13, MAX+7], wrapped); A@MAX-20 ([MAX-30, MAX-10]) still joins a
+    "join-inner-3.9": (
+        scenario(_join("inner", 10, 10, 0), _sides(("right", "k", "a", MAX - 15), ("left", "k", "A", MAX - 20),
+                                                   ("left", "k", "B", MAX - 5), ("right", "k", "b", MAX - 3))),
+        [("k", "A+a", MAX - 15, 1)], [], None),
+    # 2.1-3.3 RocksDB: fetch(MAX-15, 0) asks the segment TreeMap for subMap(segmentId(MAX-15), 0),
+    # which throws at B
+    "join-inner-3.3": (
+        scenario(_join("inner", 10, 10, 0), _sides(("right", "k", "a", MAX - 15), ("left", "k", "A", MAX - 20),
+                                                   ("left", "k", "B", MAX - 5), ("right", "k", "b", MAX - 3)),
+                 semantics="3.3"),
+        [("k", "A+a", MAX - 15, 1)], [], (2, FailureCode.WINDOW_FETCH_REVERSED_RANGE)),
+    # the in-memory store returns nothing for to < from in every release
+    "join-inner-in-memory-3.3": (
+        scenario(_join("inner", 10, 10, 0), _sides(("right", "k", "a", MAX - 15), ("left", "k", "A", MAX - 20),
+                                                   ("left", "k", "B", MAX - 5), ("right", "k", "b", MAX - 3)),
+                 semantics="3.3", store="in_memory"),
+        [("k", "A+a", MAX - 15, 1)], [], None),
+    # 2.0 loops over no segment; the result carries the triggering record's ts (before KAFKA-6455)
+    "join-inner-2.0": (
+        scenario(_join("inner", 10, 10, None, api="legacy"),
+                 _sides(("right", "k", "a", MAX - 15), ("left", "k", "A", MAX - 20), ("left", "k", "B", MAX - 5),
+                        ("right", "k", "b", MAX - 3)), semantics="2.0"),
+        [("k", "A+a", MAX - 20, 1)], [], None),
+    # before -5, after 10: left A@MAX-2's bounds both wrap, to [0, 0], which finds the right record
+    # at ts 0 (its store's clock is 0: still shown)
+    "join-negative-before-3.9": (
+        scenario(_join("inner", -5, 10, 0), _sides(("right", "k", "a", 0), ("left", "k", "A", MAX - 2))),
+        [("k", "A+a", MAX - 2, 1)], [], None),
+    # left join, grace 100 (3.8+ scan): A@MAX-20 is held (its window ends at MAX-10); B@MAX-5's
+    # scan: minTime + after + grace = MAX-20 + 110 wraps, no early exit; A's close sum wraps too:
+    # flushed A+null at once; B's own lookup wraps (0 < stream time): B+null at once; a@MAX-15
+    # still finds A in the left store: A+a
+    "join-left-scan-3.9": (
+        scenario(_join("left", 10, 10, 100), _sides(("left", "k", "A", MAX - 20), ("left", "k2", "B", MAX - 5),
+                                                    ("right", "k", "a", MAX - 15))),
+        [("k", "A+null", MAX - 20, 1), ("k2", "B+null", MAX - 5, 1), ("k", "A+a", MAX - 15, 2)], [], None),
+    # 3.1.1-3.7 exit early by a subtraction (MAX-20 >= MAX-5 - 10 - 100): A stays held and joins a
+    "join-left-scan-3.7": (
+        scenario(_join("left", 10, 10, 100), _sides(("left", "k", "A", MAX - 20), ("left", "k2", "B", MAX - 5),
+                                                    ("right", "k", "a", MAX - 15)), semantics="3.7"),
+        [("k2", "B+null", MAX - 5, 1), ("k", "A+a", MAX - 15, 2)], [], None),
+    # ... until an entry that is really closed lets the scan walk: Z@10 is flushed at A's scan
+    # (minTime stays 10), and B's scan walks on to A, whose ts + after + grace wraps: closed
+    "join-left-walk-3.7": (
+        scenario(_join("left", 10, 10, 100), _sides(("left", "k", "Z", 10), ("left", "k", "A", MAX - 20),
+                                                    ("left", "k2", "B", MAX - 5), ("right", "k", "a", MAX - 15)),
+                 semantics="3.7"),
+        [("k", "Z+null", 10, 1), ("k", "A+null", MAX - 20, 2), ("k2", "B+null", MAX - 5, 2),
+         ("k", "A+a", MAX - 15, 3)], [], None),
+    # --- sliding windows of time difference 0 ------------------------------------------------
+    # the null value is dropped first; k@5 creates its left window new TimeWindow(5, 5): throws
+    "sliding-zero-3.9": (
+        scenario(_sliding(0, 0), _records(("k", None, 3), ("k", "a", 5), ("k", "b", 7))),
+        [], [(0, DropReason.NULL_VALUE)], (1, FailureCode.TIME_WINDOW_EMPTY)),
+    # 2.7-3.2: ts + 1 + 0 wraps at ts MAX, and MAX-1 + 1 <= close MAX: every record is late
+    "sliding-zero-late-3.2": (
+        scenario(_sliding(0, 0), _records(("k", "a", MAX), ("k", "b", MAX - 1), ("k", "c", MAX)), semantics="3.2"),
+        [], [(0, DropReason.EXPIRED_WINDOW), (1, DropReason.EXPIRED_WINDOW), (2, DropReason.EXPIRED_WINDOW)], None),
+    # 3.3+: ts + 0 < close is false for the first record: it throws
+    "sliding-zero-late-3.9": (
+        scenario(_sliding(0, 0), _records(("k", "a", MAX), ("k", "b", MAX - 1), ("k", "c", MAX))),
+        [], [], (0, FailureCode.TIME_WINDOW_EMPTY)),
+    # --- windowed-table join, shifted -----------------------------------------------------------
+    # tumbling 10 (MAX-7 is a multiple of 10), shift 20: right [MAX-37, MAX-27) shifts to [MAX-17,
+    # MAX-7), which left MAX-10's window joins; right [MAX-27, MAX-17) would shift to end MAX+3
+    "windowed-join-shift-3.9": (
+        scenario(_windowed_join("inner", 10, 10, 20), _sides(("right", "k", "a", MAX - 30), ("left", "k", "A", MAX - 10),
+                                                             ("right", "k", "b", MAX - 20), ("left", "k", "B", MAX - 9))),
+        [(wk("k", MAX - 17, MAX - 7), [1, 1], MAX - 10, 1)], [], (2, FailureCode.WINDOW_ILLEGAL_ARGUMENT)),
+    # hopping 20/10, shift 25, outer: right MAX-50's windows shift to [MAX-42, MAX-22) and [MAX-32,
+    # MAX-12); right MAX-30's first window shifts to [MAX-22, MAX-2), sent to the repartition topic,
+    # its second to an end of MAX+8: the mapper throws, and the first is never read back
+    "windowed-join-shift-hopping-3.9": (
+        scenario(_windowed_join("outer", 20, 10, 25), _sides(("right", "k", "a", MAX - 50), ("right", "k", "b", MAX - 30))),
+        [(wk("k", MAX - 42, MAX - 22), [None, 1], MAX - 50, 0), (wk("k", MAX - 32, MAX - 12), [None, 1], MAX - 50, 0)],
+        [], (1, FailureCode.WINDOW_ILLEGAL_ARGUMENT)),
 }
 
 

@@ -14,6 +14,18 @@ Rules (``kafka-semantics-joins.md`` §1.3, §2, §5; profile rule names in brack
   (0.10.0 gave the right side the left side's bounds [right_join_swaps_window_bounds, KAFKA-4153]).
   Matches in the other store's order (ts, then insertion); one result each, forwarded at once, at
   ``max(t, other ts)`` [output_ts_max, KAFKA-6455; before: t].
+- Bounds are Java longs (every release): ``t + after`` past ``Long.MAX_VALUE`` wraps to a negative
+  number, which ``Math.max`` makes 0, so the lookup ``[t - before, 0]`` is reversed and finds
+  nothing (a negative ``before`` can wrap ``t - before`` too: ``[0, 0]``, which finds the other
+  side's records at ts 0 if the store still shows them). Before 2.1 ``Segments#segments`` loops
+  over no segment id, in memory and since 3.4 [window_fetch_hides_expired] the store returns
+  nothing for a range that ends before it starts; 2.1-3.3 RocksDB [rocksdb_segments_by_retention]
+  asks its segment TreeMap for ``subMap(segmentId(t - before), segmentId(0))``, which throws when
+  ``t - before`` lies past the first segment: ``window_fetch_reversed_range``, after the emission
+  scan, before the record is stored. An outer record that found nothing is emitted at once
+  (``0 < stream time``). The emission scan's sums (``minTime + after + grace``, an entry's ``ts +
+  look-back + grace``) wrap alike: an entry whose sum wraps counts as closed and is flushed by the
+  next scan that reaches it.
 - Stores: retention = before + after + grace, size = before + after. Window API "legacy" with
   ``grace_ms`` null: before 2.1 ``JoinWindows#maintainMs`` = 1 day (and a window of 1 day or more is
   rejected: ``KStreamJoinWindow`` needs size + 1 <= retention); since 2.1 grace = max(1 day - size, 0).
@@ -58,11 +70,12 @@ from kssim.reference.model.pending import Pending, PendingKind, record_text
 from kssim.reference.model.profiles import join_window_stores
 from kssim.reference.runtime.explain import Stored, Why, show
 from kssim.reference.stores.outer_join_store import LEFT_SIDE, RIGHT_SIDE, OuterJoinStore
-from kssim.reference.stores.window_store import LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore
+from kssim.reference.model.suppression import java_long
+from kssim.reference.stores.window_store import (LEGACY_NUM_SEGMENTS, InMemoryWindowStore, RocksDBWindowStore,
+                                                 segment_interval)
 
 NO_TIMESTAMP = -1
 LONG_MAX = (1 << 63) - 1
-_LONG_RANGE = 1 << 64
 
 SCAN_UNTIL_OPEN_AFTER_BOUND = "3.1.0"  # early exit and walk with the processor's after bound
 SCAN_UNTIL_OPEN_BEFORE_BOUND = "3.1.1-3.7"  # early exit with the processor's before bound (KAFKA-13721)
@@ -122,7 +135,7 @@ class _JoinSide:
         "window_before", "window_after", "grace",
         "outer", "joins", "has_window_step", "store", "other_store", "tracker", "outer_store",
         "joiner", "ts_max", "kip77", "null_key_to_join", "advance_on_drop", "null_key_throws",
-        "scan", "throttle_from_now", "eager_reason",
+        "scan", "throttle_from_now", "eager_reason", "reversed_range_throws", "segment_interval",
     )
 
     def __init__(self, is_left: bool, spec, profile, settings: JoinSettings, stores, joiner,
@@ -152,6 +165,12 @@ class _JoinSide:
         self.scan = self._scan_kind(profile)
         self.throttle_from_now = profile.emit_throttle_from_now
         self.eager_reason = self._eager_reason(profile)
+        # [rocksdb_segments_by_retention] [window_fetch_hides_expired] 2.1-3.3: the RocksDB store's
+        # segments are a TreeMap, and a reversed fetch range reaches its subMap
+        self.reversed_range_throws = (isinstance(self.other_store, RocksDBWindowStore)
+                                      and profile.rocksdb_segments_by_retention
+                                      and not profile.window_fetch_hides_expired)
+        self.segment_interval = segment_interval(settings.retention_ms)
 
     # -- settings derived from the spec and the profile ------------------------------------------
     def _lookup_bounds(self, profile, settings: JoinSettings):
@@ -214,11 +233,13 @@ class _JoinSide:
             if ts == tracker.stream_time:
                 self._emit_non_joined(ctx)
         lo = ts - self.join_before
-        if lo < 0:
+        if lo < 0 or lo > LONG_MAX:  # a negative before: t - before may wrap to a negative long
             lo = 0
         hi = ts + self.join_after
         if hi < 0:
             hi = 0
+        elif hi > LONG_MAX:
+            hi = self._wrapped_upper_bound(key, value, ts, lo, ctx)
         matches = self.other_store.fetch(key_id, lo, hi)
         if matches:
             if self.outer_store is not None:  # the partners found a match: never emitted with null
@@ -252,6 +273,26 @@ class _JoinSide:
                 if ts < tracker.min_time:
                     tracker.min_time = ts
                 self.outer_store.put(ts, self.side_byte, key, key_id, value, ctx.input_index)
+
+    def _wrapped_upper_bound(self, key, value, ts, lo, ctx) -> int:
+        """``Math.max(0L, t + joinAfter)`` where the sum wraps past ``Long.MAX_VALUE``: 0, so the
+        lookup ``[lo, 0]`` is reversed (or ``[0, 0]`` when ``t - before`` wrapped too); a RocksDB
+        store of 2.1-3.3 asks its segment TreeMap for ``subMap(segmentId(lo), segmentId(0))``,
+        which throws when ``lo`` lies past the first segment (see the module docstring)."""
+        if self.reversed_range_throws and lo // self.segment_interval > 0:
+            why = None
+            if ctx.explain:
+                why = Why("window_fetch_reversed_range",
+                          f"{self.side} {show(key)}:{show(value)}@{ts}: the lookup's upper bound {ts} + "
+                          f"{self.after_name} {self.join_after} wraps past Long.MAX_VALUE to "
+                          f"{java_long(ts + self.join_after)}, clamped to 0 by Math.max; the {self.other} store's "
+                          f"fetch [{lo}, 0] asks its segments for subMap(segmentId({lo}) = "
+                          f"{lo // self.segment_interval}, segmentId(0) = 0), and TreeMap throws "
+                          "IllegalArgumentException ('fromKey > toKey')",
+                          ref=f"{_REF}, AbstractSegments#segments; rocksdb_segments_by_retention (KAFKA-7072), "
+                              "window_fetch_hides_expired (KAFKA-12960)")
+            ctx.fail(FailureCode.WINDOW_FETCH_REVERSED_RANGE, why)
+        return 0
 
     def _with_null(self, value):
         return self.joiner(value, None) if self.is_left else self.joiner(None, value)
@@ -308,10 +349,9 @@ class _JoinSide:
         stream_time = tracker.stream_time
         scan = self.scan
         if scan is SCAN_PER_SIDE:
-            bound = tracker.min_time + self.join_after + self.grace
-            if bound > LONG_MAX:
-                bound -= _LONG_RANGE  # Java long overflow: minTime is Long.MAX_VALUE after an empty scan
-            if bound >= stream_time:
+            # Java long overflow: minTime is Long.MAX_VALUE after an empty scan, or an entry's ts
+            # near it, and the sum wraps to a negative long: the scan runs
+            if java_long(tracker.min_time + self.join_after + self.grace) >= stream_time:
                 return
         elif scan is SCAN_UNTIL_OPEN_BEFORE_BOUND:
             if tracker.min_time >= stream_time - self.join_before - self.grace:
@@ -338,12 +378,12 @@ class _JoinSide:
     def _scan_until_open(self, stream_time, ctx):
         """3.1-3.7: emit entries in store order up to the first one this processor sees open."""
         tracker = self.tracker
-        limit = stream_time - self.join_after - self.grace
+        reach = self.join_after + self.grace
         done = []
         for store_key, values in self.outer_store.items():
             entry_ts = store_key[0]
             tracker.min_time = entry_ts
-            if entry_ts >= limit:  # entry_ts + joinAfter + grace >= stream time: still open
+            if java_long(entry_ts + reach) >= stream_time:  # still open (a sum that wraps is not)
                 break
             self._flush(store_key, values, stream_time, self.join_after, self.after_name, ctx)
             done.append(store_key)
@@ -362,7 +402,7 @@ class _JoinSide:
                 break
             left = store_key[1] == LEFT_SIDE
             lookback = self.window_after if left else self.window_before
-            if entry_ts + lookback + grace >= stream_time:
+            if java_long(entry_ts + lookback + grace) >= stream_time:  # open (a sum that wraps is not)
                 left_open, right_open = left_open or left, right_open or not left
                 # ListValueStore's iterator yields each value of an entry on its own: when this
                 # open entry made both sides open and holds more values, its second value is
@@ -383,8 +423,11 @@ class _JoinSide:
             if ctx.explain:
                 side = "left" if entry_side == LEFT_SIDE else "right"
                 scanner = "" if self.scan is SCAN_PER_SIDE else f" by a {self.side} record"
-                why = Why("outer_flush", f"unjoined {side} {show(value)}@{entry_ts} flushed{scanner}: stream time "
-                          f"{stream_time} > {entry_ts} + {lookback_name} {lookback} + grace {self.grace}",
+                closed = f"stream time {stream_time} > {entry_ts} + {lookback_name} {lookback} + grace {self.grace}"
+                if entry_ts + lookback + self.grace > LONG_MAX:
+                    closed = (f"{entry_ts} + {lookback_name} {lookback} + grace {self.grace} wraps past Long.MAX_VALUE "
+                              f"to {java_long(entry_ts + lookback + self.grace)} < stream time {stream_time}")
+                why = Why("outer_flush", f"unjoined {side} {show(value)}@{entry_ts} flushed{scanner}: {closed}",
                           (Stored(side, key, value, entry_ts, input_index),),
                           "KAFKA-15417" if self.scan is SCAN_PER_SIDE else "KAFKA-10847")
             ctx.emit(key, joined, entry_ts, why)
@@ -393,6 +436,8 @@ class _JoinSide:
     def _range_text(self, ts, lo, hi):
         raw_lo, raw_hi = ts - self.join_before, ts + self.join_after
         clamp = " (clamped at 0)" if (lo, hi) != (raw_lo, raw_hi) else ""
+        if raw_lo > LONG_MAX or raw_hi > LONG_MAX:
+            clamp = " (wrapped past Long.MAX_VALUE to a negative long, clamped at 0 by Math.max)"
         return (f"[{lo}, {hi}] = [{ts} - {self.before_name} {self.join_before}, "
                 f"{ts} + {self.after_name} {self.join_after}]{clamp}")
 
@@ -477,6 +522,16 @@ def outer_release(side: "_JoinSide", ts: int, left_entry: bool):
     the earlier of the two is given, both are named."""
     grace = side.grace
     after, before = side.window_after, side.window_before
+    bounds = (("after", after), ("before", before))
+    if side.scan is SCAN_PER_SIDE:
+        bounds = bounds[:1] if left_entry else bounds[1:]
+    wraps = [name for name, bound in bounds if ts + bound + grace > LONG_MAX]
+    if wraps:
+        # the sum wraps to a negative long: the entry is closed at any stream time, so the next scan
+        # that reaches it (a record at the join's stream time) flushes it
+        stream_time = side.tracker.stream_time
+        return stream_time, (f"any record at stream time {stream_time}: {ts} + {wraps[0]} + grace {grace} wraps past "
+                             "Long.MAX_VALUE to a negative long, so the scan counts the entry as closed")
     if side.scan is SCAN_PER_SIDE:
         lookback, name = (after, "after") if left_entry else (before, "before")
         return ts + lookback + grace + 1, f"stream time > {ts} + {name} {lookback} + grace {grace}"

@@ -150,6 +150,20 @@ class FailureCode(_CodedEnum):
         "OutOfMemoryError: TimeWindows#windowsFor never returns: its next window start (last start + advance) "
         "wraps past Long.MAX_VALUE to a negative number, still below the record's timestamp, and the loop goes on "
         "making windows (Kafka 0.10.0-0.10.1, whose Window constructor checks nothing)")
+    #: 2.1-3.3, RocksDB join stores: a stream-stream join's lookup whose upper bound ``ts + after``
+    #: wrapped past ``Long.MAX_VALUE`` (``Math.max(0L, ...)`` makes it 0) asks ``Segments#segments``
+    #: for a segment range that starts above where it ends: ``TreeMap#subMap`` throws.
+    WINDOW_FETCH_REVERSED_RANGE = (
+        "window_fetch_reversed_range", "IllegalArgumentException thrown by TreeMap#subMap (Segments#segments)",
+        "IllegalArgumentException: fromKey > toKey (the RocksDB window store's Segments#segments, Kafka 2.1-3.3): "
+        "a stream-stream join lookup's upper bound ts + after wrapped past Long.MAX_VALUE and was clamped to 0, "
+        "below the segment of its lower bound")
+    #: 2.7+: a sliding window of time difference 0 makes the record's left window ``new
+    #: TimeWindow(ts, ts)``, which the TimeWindow constructor rejects.
+    TIME_WINDOW_EMPTY = (
+        "time_window_empty", "IllegalArgumentException thrown by the TimeWindow constructor",
+        "IllegalArgumentException: Window endMs must be greater than window startMs. (a sliding window of time "
+        "difference 0: KStreamSlidingWindowAggregate creates the record's left window as new TimeWindow(ts, ts))")
     #: A suppress buffer with ``shutDownWhenFull`` (or ``untilWindowCloses`` with a bounded strict
     #: buffer) is over its limit after this record: Kafka stops the application.
     SUPPRESS_BUFFER_FULL = (

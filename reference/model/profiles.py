@@ -80,7 +80,8 @@ RULES = (
     Rule("outer_scan_early_exit_before_bound", "3.1.1", "KAFKA-13721", until="3.8",
          doc="the outer-join emission scan's early exit uses the processor's before bound"),
     Rule("window_fetch_hides_expired", "3.4", "KAFKA-12960",
-         "window-store fetches hide records older than the store's retention (RocksDB too)"),
+         "window-store fetches hide records older than the store's retention (RocksDB too); a RocksDB fetch "
+         "whose range ends before its (retention-raised) start returns nothing before looking at segments"),
     Rule("stream_time_tracker_per_task", "3.4.1", "KAFKA-14862",
          "the stream-stream join's shared clock is kept per task (before: one per instance)"),
     Rule("versioned_tables", "3.5", "KIP-889, KIP-914",
@@ -103,7 +104,11 @@ RULES = (
     Rule("stream_joined_store_suppliers", "2.4", "KIP-479 (KAFKA-8558)",
          "StreamJoined lets a stream-stream join use in-memory window stores"),
     Rule("rocksdb_segments_by_retention", "2.1", "KAFKA-7072",
-         "window-store segments live while >= segmentId(clock - retention) (before: the 3 newest segments)"),
+         "window-store segments live while >= segmentId(clock - retention) (before: the 3 newest segments); "
+         "the segments are a TreeMap whose subMap throws IllegalArgumentException for a fetch whose first "
+         "segment is above its last (a stream-stream lookup whose ts + after wrapped past Long.MAX_VALUE, "
+         "clamped to 0), until window_fetch_hides_expired returns nothing for such a range (before 2.1: an "
+         "empty loop over segment ids)"),
     Rule("window_store_own_clock", "2.2", "KAFKA-7895",
          "a RocksDB window store expires by its own max put ts (2.1: by the task's stream time)"),
     Rule("rocksdb_null_window_put_skipped", "2.5.1", "KAFKA-9921",

@@ -14,6 +14,11 @@ Per record (one processor per task; profile rule names in brackets):
   KAFKA-13785], before ``ts + 1 + d <= close``; a sum that wraps past ``Long.MAX_VALUE`` is negative,
   below any close time the loader allows, so a record at ``ts > MAX - d`` (before 3.3: ``ts >= MAX -
   d``) is dropped as late whatever the grace, after moving the stream time.
+- Time difference 0 (``SlidingWindows.ofTimeDifferenceWithNoGrace(Duration.ZERO)``: the builders
+  and the store suppliers accept it): the first record that is neither dropped for a null nor too
+  late finds no window and creates its left window ``new TimeWindow(ts - 0, ts)``, whose
+  constructor rejects an empty window (``IllegalArgumentException``, 2.7 to trunk): the application dies
+  at that record (``time_window_empty``), before any window exists, so no record ever gets further.
 - Early records (``ts < d``) share the window ``[0, d]`` instead of a negative-start left window:
   the key's windows with start in ``[0, ts + 1]`` are scanned forward; windows starting in
   ``(0, ts]`` are right windows of earlier records and get the record; then, in this order: the
@@ -98,6 +103,8 @@ class SlidingWindowAggregate:
         if ts + self.d < close or ts + self.d >= JAVA_LONG_MAX and self._wraps_late(ts, close):
             self._drop_late_record(key, value, ts, close, ctx)
             return
+        if not self.d:
+            self._fail_empty_left_window(key, value, ts, ctx)
         key_id = key if key.__class__ is str and key.isascii() else key_identity(key)
         if ts < self.d:
             self._process_early(key, key_id, value, ts, close, ctx)
@@ -105,6 +112,19 @@ class SlidingWindowAggregate:
         self._process(key, key_id, value, ts, close, ctx)
         if self.emit_final:
             self._maybe_emit_final(ctx)
+
+    @staticmethod
+    def _fail_empty_left_window(key, value, ts, ctx):
+        """Time difference 0 (see the module docstring): the record's left window would be
+        ``new TimeWindow(ts, ts)``, which throws."""
+        why = None
+        if ctx.explain:
+            why = Why("time_window_empty",
+                      f"input {show(key)}:{show(value)}@{ts}: with time difference 0 the record's left window is "
+                      f"new TimeWindow({ts}, {ts}), and TimeWindow throws IllegalArgumentException ('Window endMs must "
+                      "be greater than window startMs.'): no record of the key has made a window yet, so every "
+                      "record that is not dropped first (null key or value, too late) ends here", ref=_REF)
+        ctx.fail(FailureCode.TIME_WINDOW_EMPTY, why)
 
     def _wraps_late(self, ts, close) -> bool:
         """The late check as Kafka computes it in Java longs, where the sum may wrap (see the

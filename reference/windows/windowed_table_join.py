@@ -19,7 +19,12 @@ Topology, as the Kafka DSL builds it (``x-notes`` of the conformance files spell
   8-byte start, as ``TimeWindowedSerializer`` writes them) and land in a ``KTableSource`` with a
   key-value store (:mod:`reference.joins.table_source`): the shifted right table never expires.
   TopologyTestDriver (and kssim's synchronous delivery) processes them after the input that caused
-  them. The join's right side is that table; its updates look up L's window store.
+  them. The join's right side is that table; its updates look up L's window store. The shifted
+  bounds are Java longs: a right window whose ``end + shift_ms`` passes ``Long.MAX_VALUE`` wraps to
+  a negative number, and the mapper's ``new TimeWindow`` throws ``IllegalArgumentException`` (a
+  negative start, or an end before the start; ``window_illegal_argument``) at the first such window
+  of the right record, in start order: the application dies there, and the shifted windows the
+  record sent before are never read back.
 - Output: ``{"key", "start", "end"}`` of the updating side (the left window's, shifted right
   windows being keyed like left ones), at ``max(ts, other ts)`` when the other side exists
   [output_ts_max, 2.3, KAFKA-6455], else the update's ts (the window's max record ts since 2.3).
@@ -29,8 +34,10 @@ from __future__ import annotations
 from kssim.reference.joins.table_source import TableSource
 from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES, _RULE_TEXTS
 from kssim.reference.model.aggregations import aggregation_of
+from kssim.reference.model.codes import FailureCode
 from kssim.reference.model.joiners import make_joiner
 from kssim.reference.model.keys import key_identity, murmur2, serialized_key
+from kssim.reference.model.suppression import JAVA_LONG_MAX, java_long
 from kssim.reference.runtime.explain import Stored, Why, show
 from kssim.reference.stores.kv_store import KeyValueStore
 from kssim.reference.windows.time_window import TimeWindowAggregate
@@ -114,8 +121,29 @@ class WindowedTableJoin:
         # toStream() keeps the new value; map() moves the window shift_ms later; the key changed, so
         # toTable() reads it back through a repartition topic
         shift = self.spec.shift_ms
+        if end + shift > JAVA_LONG_MAX:
+            self._fail_shifted_window(ctx, key, start, end)
         shifted = {"key": key, "start": start + shift, "end": end + shift}
         ctx.send(SHIFTED_RIGHT_TOPIC, shifted, new, ts, shifted_partition(key, start + shift, self.partitions))
+
+    def _fail_shifted_window(self, ctx, key, start, end):
+        """The mapper's ``new TimeWindow(start + shift, end + shift)`` where a bound wraps past
+        ``Long.MAX_VALUE`` (see the module docstring): the Window constructor throws."""
+        shift = self.spec.shift_ms
+        why = None
+        if ctx.explain:
+            if start + shift > JAVA_LONG_MAX:
+                bound, message = f"start {start} + shift {shift}", "Window startMs time cannot be negative."
+                wrapped = java_long(start + shift)
+            else:
+                bound, message = f"end {end} + shift {shift}", "Window endMs time cannot be smaller than window startMs time."
+                wrapped = java_long(end + shift)
+            why = Why("window_illegal_argument",
+                      f"right window [{start},{end}) of {show(key)} shifted by {shift}: its {bound} wraps past "
+                      f"Long.MAX_VALUE to {wrapped}, and the mapper's new TimeWindow throws IllegalArgumentException "
+                      f"('{message}'); the shifted windows this record sent before never reach the table",
+                      ref="Window, KStream#map (the shift), KStream#toTable (KIP-523)")
+        ctx.fail(FailureCode.WINDOW_ILLEGAL_ARGUMENT, why)
 
     def _shifted_update(self, windowed, value, ts, ctx):
         key, start = windowed["key"], windowed["start"]

@@ -45,6 +45,14 @@ named as the rules (``stream_stream_settings``):
   ``R.position < q`` and the range gives every result (fetch order: ``R.ts``, then put order)
   and one row per lookup that found nothing. Results carry ``max(t, R.ts)`` since KAFKA-6455
   (2.3, ``output_ts_max``), the triggering ts before.
+- the edge of the long range: the lookup bounds are Java longs; ``t + joinAfter`` past
+  ``Long.MAX_VALUE`` wraps negative and ``Math.max`` makes it 0, so the range ``[max(0, t -
+  joinBefore), 0]`` is reversed and finds nothing, or, when a negative ``joinBefore`` wrapped ``t -
+  joinBefore`` too, is ``[0, 0]``: such lookups (and every stored record at ts 0) use their own
+  bucket (``WRAPPED_BUCKET``). 2.1-3.3 RocksDB (``model`` BY_LIVE_SEGMENTS) fetches a reversed
+  range through ``TreeMap#subMap(segmentId(from), segmentId(0))``, which throws when ``from`` is at
+  least one segment interval: failure ``window_fetch_reversed_range`` (after the emission scan;
+  the record is not stored). No sum here passes a long (Spark's ANSI arithmetic would throw).
 - eager left/outer results (before 3.1, and ``JoinWindows.of`` since): an outer processor that
   found nothing emits ``X-null`` at its ts at once.
 - the spurious-result fix (3.1+, ``time_difference_windows``: ``ofTimeDifference*``, left/outer
@@ -56,8 +64,9 @@ named as the rules (``stream_stream_settings``):
   / 3.7, ``stream_time_advanced_by_dropped``, non-dropped ones before), lookups of an outer
   processor that found nothing, and matches that delete outer entries.
 
-Output order within one input (``f1``, ``f3``): scan flushes (0, walk rank), inner results
-(``1 + R.ts``, R's position), the immediate ``X-null`` (1, 0). The records frame and (with the
+Output order within one input (``f1``, ``f2``, ``f3``): scan flushes (0, -, walk rank), inner
+results (1, ``R.ts`` as 8 big-endian bytes, R's position), the immediate ``X-null`` and a failure
+(1, -, 0). The records frame and (with the
 fix) the matches are read by several branches, so each is materialized once (local checkpoints,
 freed with their frames).
 """
@@ -92,6 +101,31 @@ def _bounds(proc_is_left):
     return F.when(plain, before).otherwise(after), F.when(plain, after).otherwise(before)
 
 
+#: Java's ``Long.MAX_VALUE``
+LONG_MAX = (1 << 63) - 1
+#: the bucket of the lookups whose upper bound wrapped (``[max(0, t - joinBefore), 0]``: only a
+#: stored record at ts 0 can be in it) and of every stored record at ts 0
+WRAPPED_BUCKET = -1
+
+
+def _lookup_range(ts, join_before, join_after):
+    """``(timeFrom, timeTo, upper_wraps)`` of a lookup, as Kafka computes them in Java longs:
+    ``Math.max(0L, t - joinBefore)`` and ``Math.max(0L, t + joinAfter)``, where a sum past
+    ``Long.MAX_VALUE`` wraps to a negative number, which ``Math.max`` makes 0 (a negative
+    ``joinBefore`` can wrap ``t - joinBefore``). Computed without passing a long (Spark's ANSI
+    arithmetic would throw where Java wraps): the sums are compared against ``MAX - t`` first."""
+    lower_wraps = ts - F.lit(LONG_MAX) > join_before  # t - joinBefore > MAX
+    upper_wraps = join_after > F.lit(LONG_MAX) - ts  # t + joinAfter > MAX
+    time_from = F.when(lower_wraps, F.lit(0)).otherwise(F.greatest(F.lit(0), ts - join_before))
+    time_to = F.when(upper_wraps, F.lit(0)).otherwise(F.greatest(F.lit(0), ts + join_after))
+    return time_from, time_to, upper_wraps
+
+
+def _capped_sum(ts, bound):
+    """``t + bound`` for a ``t`` in ``[0, MAX]``, at most ``Long.MAX_VALUE`` (no ``t`` lies beyond)."""
+    return F.when(bound > F.lit(LONG_MAX) - ts, F.lit(LONG_MAX)).otherwise(ts + bound)
+
+
 def _per_record(frame):
     """The rules that need no window, and each scenario's settings reduced to what later steps
     read (a narrow frame: every window and exchange after this pays per column)."""
@@ -103,13 +137,26 @@ def _per_record(frame):
     in_memory = F.col("ss_in_memory")
     proc_outer = (left & join.isin("left", "outer")) | (~left & (join == "outer"))
     # [stream_join_null_key_throws] 0.10.0: the one-sided leftJoin's processor throws on a null key
-    fail = one_sided & F.col("stream_join_null_key_throws") & left & key_null
+    null_key_fail = one_sided & F.col("stream_join_null_key_throws") & left & key_null
     # [null_key_outer_emit] KIP-962 (3.7): an outer processor forwards a null-key record with a value at once
     emit_now = F.col("null_key_outer_emit") & proc_outer & key_null & ~value_null
     # [kip77_join_semantics] before KIP-77 null values were joined, and leftJoin's right records
     # never looked up
     kip77 = F.col("kip77_join_semantics")
     looks_up = ~key_null & (~kip77 | ~value_null) & ~(one_sided & ~left)
+    # [window_fetch_hides_expired] [rocksdb_segments_by_retention] [rocksdb_fetch_from_first_segment]
+    model = (F.when(in_memory | F.col("window_fetch_hides_expired"), F.lit(BY_CLOCK))
+             .when(F.col("rocksdb_segments_by_retention"), F.lit(BY_LIVE_SEGMENTS))
+             .when(F.col("rocksdb_fetch_from_first_segment"), F.lit(BY_NEWEST_SEGMENTS_FROM_FIRST))
+             .otherwise(F.lit(BY_NEWEST_SEGMENTS)))
+    join_before, join_after = _bounds(left)
+    time_from, time_to, upper_wraps = _lookup_range(ts, join_before, join_after)
+    # 2.1-3.3 RocksDB: a reversed range whose first segment is past the first one reaches
+    # TreeMap#subMap, which throws (the module docstring)
+    reversed_fail = looks_up & upper_wraps & (model == BY_LIVE_SEGMENTS) & (time_from >= F.col("ss_segment"))
+    fail = null_key_fail | reversed_fail
+    fail_code = (F.when(null_key_fail, F.lit(FailureCode.STREAM_JOIN_NULL_KEY.code))
+                 .when(reversed_fail, F.lit(FailureCode.WINDOW_FETCH_REVERSED_RANGE.code)))
     store_exists = ~(one_sided & left)
     drop = (F.when(fail | emit_now, F.lit(None))
             .when(key_null, F.lit(DropReason.NULL_KEY.code))
@@ -121,12 +168,6 @@ def _per_record(frame):
     # KAFKA-9921 (2.5.1)
     null_put_counts = in_memory | ~F.col("rocksdb_null_window_put_skipped")
     clock_put = store_exists & ~key_null & (~value_null | null_put_counts)
-    # [window_fetch_hides_expired] [rocksdb_segments_by_retention] [rocksdb_fetch_from_first_segment]
-    model = (F.when(in_memory | F.col("window_fetch_hides_expired"), F.lit(BY_CLOCK))
-             .when(F.col("rocksdb_segments_by_retention"), F.lit(BY_LIVE_SEGMENTS))
-             .when(F.col("rocksdb_fetch_from_first_segment"), F.lit(BY_NEWEST_SEGMENTS_FROM_FIRST))
-             .otherwise(F.lit(BY_NEWEST_SEGMENTS)))
-    join_before, join_after = _bounds(left)
     # the bounds of the processor that looks up this record's store: the other side's
     other_before, other_after = _bounds(~left)
     before, after = F.col("ss_before"), F.col("ss_after")
@@ -137,8 +178,8 @@ def _per_record(frame):
         F.col("ss_emit_interval"), F.col("emit_throttle_from_now")))
     return frame.select(
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
-        looks_up.alias("looks_up"), (store_exists & ~key_null & ~value_null).alias("stored"),
-        clock_put.alias("clock_put"), proc_outer.alias("proc_outer"), fail.alias("fail"),
+        looks_up.alias("looks_up"), (store_exists & ~key_null & ~value_null & ~reversed_fail).alias("stored"),
+        clock_put.alias("clock_put"), proc_outer.alias("proc_outer"), fail.alias("fail"), fail_code.alias("fail_code"),
         emit_now.alias("emit_now"), drop.alias("drop"),
         # [stream_time_advanced_by_dropped] the fix's shared stream time moves on every record
         # since KIP-962, before on joined ones
@@ -149,14 +190,14 @@ def _per_record(frame):
          & ~F.col("window_store_own_clock")).alias("task_time_clock"),
         in_memory.alias("in_memory"), F.col("ss_retention").alias("retention"),
         F.col("ss_segment").alias("segment"),
-        F.greatest(F.lit(0), ts - join_before).alias("time_from"),
-        F.greatest(F.lit(0), ts + join_after).alias("time_to"),
-        # B: wider than any lookup range, so a stored record is wanted by at most two buckets
-        (F.greatest(before, after, before + after, F.lit(0)) + 1).alias("width"),
+        time_from.alias("time_from"), time_to.alias("time_to"), upper_wraps.alias("upper_wraps"),
+        # B: wider than any lookup range, so a stored record is wanted by at most two buckets (at
+        # most Long.MAX_VALUE: before + after may be that)
+        (F.least(F.greatest(before, after, before + after, F.lit(0)), F.lit(LONG_MAX - 1)) + 1).alias("width"),
         # the other processor's lookups with t in [reach_lo, reach_hi] can find this record
-        # (max(0, t - joinBefore) <= ts <= max(0, t + joinAfter), ts >= 0)
-        F.when(ts > 0, F.greatest(F.lit(0), ts - other_after)).otherwise(F.lit(0)).alias("reach_lo"),
-        (ts + other_before).alias("reach_hi"),
+        # (max(0, t - joinBefore) <= ts <= max(0, t + joinAfter), ts >= 0, without a wrap: t <= MAX)
+        F.when(ts > 0, F.greatest(F.lit(0), _capped_sum(ts, -other_after))).otherwise(F.lit(0)).alias("reach_lo"),
+        _capped_sum(ts, other_before).alias("reach_hi"),
         F.col("output_ts_max"), fix.alias("fix"), (join == "outer").alias("outer_join"),
         replay_settings.alias("replay"),
     )
@@ -229,14 +270,19 @@ def _records(frame, needs: Features, block_size=None):
                    & (segment_of("ts") <= segment_of("_own_before") - LEGACY_SEGMENTS)))
     reach = F.when(F.col("stored") & (F.col("reach_lo") <= F.col("reach_hi")),
                    F.sequence(_div("reach_lo", "width"), _div("reach_hi", "width")))
+    # a lookup whose upper bound wrapped ([max(0, t - joinBefore), 0]) can only find ts 0
+    wrapped = F.array(F.lit(WRAPPED_BUCKET).cast("bigint"))
+    reach = F.when(F.col("stored") & (ts == 0), F.concat(F.coalesce(reach, F.array().cast("array<bigint>")), wrapped)) \
+        .otherwise(reach)
+    bucket = F.when(F.col("upper_wraps"), F.lit(WRAPPED_BUCKET).cast("bigint")).otherwise(_div("ts", "width"))
     # a clock row of the fix's replay: it may raise (or equal) the shared stream time
     clock_row = F.col("adv") & (F.col("adv_max").isNull() | (ts >= F.col("adv_max")))
     return frame.select(
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts",
-        "looks_up", "proc_outer", "fail", "emit_now", "drop", expired.alias("expired"), "adv",
+        "looks_up", "proc_outer", "fail", "fail_code", "emit_now", "drop", expired.alias("expired"), "adv",
         clock_row.alias("cand"),
         F.greatest(F.col("time_from"), F.coalesce(_visible_from(), F.lit(0))).alias("lo"),
-        F.col("time_to").alias("hi"), _div("ts", "width").alias("bucket"), reach.alias("reach"),
+        F.col("time_to").alias("hi"), bucket.alias("bucket"), reach.alias("reach"),
         "output_ts_max", "fix", "outer_join", "replay",
     )
 
@@ -245,8 +291,8 @@ def _matches(records):
     """Every lookup with each record it finds, in fetch order (or one null row when none)."""
     lookups = records.filter(F.col("looks_up")).select(
         "sid", "task", "idx", "g1", "g2", "g3", "g4", "seq", "side", "key", "value", "ts", "lo", "hi",
-        "bucket", (1 - F.col("side")).alias("jside"), "proc_outer", "adv", "cand", "output_ts_max", "fix",
-        "outer_join", "replay")
+        "bucket", (1 - F.col("side")).alias("jside"), (F.col("proc_outer") & ~F.col("fail")).alias("proc_outer"),
+        "adv", "cand", "output_ts_max", "fix", "outer_join", "replay")
     stored = records.filter(F.col("reach").isNotNull()).select(
         F.col("sid").alias("s_sid"), F.col("task").alias("s_task"), F.col("key").alias("s_key"),
         F.explode("reach").alias("s_bucket"), F.col("side").alias("s_side"), F.col("ts").alias("s_ts"),
@@ -271,7 +317,7 @@ def _record_events(records):
     etype = (F.when(F.col("fail"), F.lit(FAILURE))
              .when(F.col("emit_now"), F.lit(OUTPUT))
              .when(F.col("drop").isNotNull() | F.col("expired"), F.lit(DROP)))
-    text = F.coalesce(F.when(F.col("fail"), F.lit(FailureCode.STREAM_JOIN_NULL_KEY.code)), F.col("drop"),
+    text = F.coalesce(F.col("fail_code"), F.col("drop"),
                       F.when(F.col("expired"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
     return events(records, etype=etype, f1=F.lit(1), f2=F.lit(b""), f3=F.lit(0), n_null=F.lit(False),
                   n_l=n_l, n_r=n_r, o_kind=F.lit(OLD_NONE), text=text)
@@ -284,8 +330,11 @@ def _match_events(matches):
     n_l, n_r = _joined(F.col("value"), F.when(found, F.col("s_value")))
     # [output_ts_max] KAFKA-6455 (2.3): max of both timestamps, before the triggering record's
     out_ts = F.when(found & F.col("output_ts_max"), F.greatest(F.col("ts"), F.col("s_ts"))).otherwise(F.col("ts"))
+    # fetch order: R.ts (as 8 big-endian bytes, which sort as the non-negative longs do: R.ts + 1
+    # could pass a long), then R's position
+    fetch_ts = F.unhex(F.lpad(F.hex(F.col("s_ts")), 16, "0"))
     return events(matches, etype=F.when(found | eager, F.lit(OUTPUT)), ts=out_ts,
-                  f1=F.when(found, F.col("s_ts") + 1).otherwise(F.lit(1)), f2=F.lit(b""),
+                  f1=F.lit(1), f2=F.when(found, fetch_ts).otherwise(F.lit(b"")),
                   f3=F.when(found, F.col("s_seq")).otherwise(F.lit(0)), n_null=F.lit(False), n_l=n_l, n_r=n_r,
                   o_kind=F.lit(OLD_NONE))
 

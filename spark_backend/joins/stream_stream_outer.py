@@ -43,6 +43,10 @@ Scan of the release (``walk``):
   closed entry precedes the first open one of its side, so the walk emits exactly the closed
   entries; ``minTime`` ends at the ts of the entry after which both sides were open (or the last
   entry).
+- Both: the close sums are Java longs. An entry whose ``ts + joinAfter (or look-back) + grace``
+  passes ``Long.MAX_VALUE`` wraps to a negative number and counts as closed, so the closed entries
+  are no longer a prefix of each side: where a store holds such an entry, the walk runs one entry
+  at a time (``OuterStore.walk_in_order``), as Kafka's loop does.
 """
 from __future__ import annotations
 
@@ -132,6 +136,40 @@ class OuterStore:
         entries = self.entries
         return [(entry, entries.pop(entry)) for entry in closed]
 
+    def _wraps(self, side, reach) -> bool:
+        """Whether an entry of ``side`` has a close sum ``ts + reach`` past ``Long.MAX_VALUE``
+        (its newest entry does, then)."""
+        keys = self.sides[side]
+        return bool(keys) and keys[-1][0] > LONG_MAX - reach
+
+    def walk_in_order(self, open_at, per_side):
+        """The walk one entry at a time in store order, as Kafka's loop runs it: ``open_at(entry)``
+        says whether an entry is still open; 3.1-3.7 stop at the first open entry, 3.8+
+        (``per_side``) skip open entries until both sides have one (see the module docstring).
+        Used where a close sum wraps, which breaks the bisections' assumption that the closed
+        entries of a side come first. Returns (closed entries, minTime)."""
+        lefts, rights = self.sides
+        left_byte = _SIDE_BYTE[LEFT]
+        done, min_time = [], LONG_MAX
+        left_open = right_open = False
+        for entry in sorted(list(lefts) + list(rights)):
+            min_time = entry[0]
+            if per_side and left_open and right_open:
+                break
+            if open_at(entry):
+                if not per_side:
+                    break
+                left_open, right_open = left_open or entry[1] == left_byte, right_open or entry[1] != left_byte
+                # ListValueStore yields each value on its own: the entry's second value is visited next
+                if left_open and right_open and len(self.entries[entry]) > 1:
+                    break
+                continue
+            done.append(entry)
+        entries = self.entries
+        for entry in done:
+            self.sides[LEFT if entry[1] == left_byte else RIGHT].remove(entry)
+        return [(entry, entries.pop(entry)) for entry in done], min_time
+
     def walk_to_first_open(self, threshold):
         """3.1-3.7: emit entries while ``ts < threshold``; returns (closed entries, minTime)."""
         lefts, rights = self.sides
@@ -189,9 +227,21 @@ def _scan(tracker, store, proc_side, s: _Settings):
             tracker.next_emit = now
         tracker.next_emit += s.interval
     if s.outer_scan_per_side_lookback:
-        found, tracker.min_time = store.walk_per_side(st - s.after - s.grace, st - s.before - s.grace)
+        # an entry is open iff ts + look-back + grace >= stream time, in Java longs: a sum that
+        # wraps is negative, closed (its side's look-back: left after, right before)
+        reach = {LEFT: s.after + s.grace, RIGHT: s.before + s.grace}
+        if store._wraps(LEFT, reach[LEFT]) or store._wraps(RIGHT, reach[RIGHT]):
+            left_byte = _SIDE_BYTE[LEFT]
+            found, tracker.min_time = store.walk_in_order(
+                lambda e: java_long(e[0] + reach[LEFT if e[1] == left_byte else RIGHT]) >= st, per_side=True)
+        else:
+            found, tracker.min_time = store.walk_per_side(st - reach[LEFT], st - reach[RIGHT])
     else:
-        found, tracker.min_time = store.walk_to_first_open(st - join_after - s.grace)
+        reach = join_after + s.grace
+        if store._wraps(LEFT, reach) or store._wraps(RIGHT, reach):
+            found, tracker.min_time = store.walk_in_order(lambda e: java_long(e[0] + reach) >= st, per_side=False)
+        else:
+            found, tracker.min_time = store.walk_to_first_open(st - reach)
     return found
 
 
@@ -243,7 +293,8 @@ class ScopeReplay:
             for other_ts in deleted:
                 store.delete((other_ts, _SIDE_BYTE[other], kb, key), other)
         if unmatched:
-            if max(0, ts + self.settings.join_after(side)) < tracker.stream_time:
+            # timeTo = Math.max(0L, ts + joinAfter) in Java longs: a sum that wraps makes it 0
+            if max(0, java_long(ts + self.settings.join_after(side))) < tracker.stream_time:
                 emit(row, key, ts, value if side == LEFT else None, None if side == LEFT else value, 1, 0)
             else:
                 if ts < tracker.min_time:

@@ -46,7 +46,9 @@ def _scoped(rows, features):
     accepted = ts >= F.col("stream_time") - F.col("sl_grace") - d
     # every store floor (store_models) at a clock c is at most c - retention + 1, and c never passes
     # the stream time; the lowest start a record fetches or puts is max(0, ts - 2d)
-    touches_floor = accepted & (F.greatest(F.lit(0), ts - 2 * d) < F.col("stream_time") - F.col("sl_retention") + 1)
+    # (lo < stream time - retention + 1 as lo <= stream time - retention: at a stream time of
+    # Long.MAX_VALUE and a retention of 0 the + 1 would pass a long)
+    touches_floor = accepted & (F.greatest(F.lit(0), ts - 2 * d) <= F.col("stream_time") - F.col("sl_retention"))
     coupled = F.max(touches_floor.cast("int")).over(Window.partitionBy("sid", "task")) == 1
     scope = F.when(F.col("sl_final") | coupled, F.lit("")).otherwise(F.col("key"))
     return rows.select("*", scope.alias("scope"))

@@ -16,7 +16,9 @@ Per record (digest C.2): a null key or null value is dropped before anything els
 set-based); the stream time is the largest ``ts`` of the records that passed that check; a record
 whose window ``[ts, ts + d]`` ends before the close time (stream time - grace) is dropped
 (``expired_window``; in Java longs, so a record whose ``ts + d`` wraps past ``Long.MAX_VALUE`` is
-dropped too: ``sliding_late_check_by_window_end``); an update of a window that has closed (end before the close time; at or
+dropped too: ``sliding_late_check_by_window_end``); with a time difference of 0 the next record
+fails (``time_window_empty``: its left window ``new TimeWindow(ts, ts)`` throws, before any window
+exists); an update of a window that has closed (end before the close time; at or
 before it until 3.3, ``sliding_window_close_inclusive``) is skipped with a drop of its own, as
 Kafka counts it; forwarded results carry the window's largest record ts. Under emit-on-window-close
 (3.3+) a record that took the normal path (not early, not late) forwards, once the close time
@@ -31,10 +33,10 @@ from bisect import bisect_left, bisect_right, insort
 from sortedcontainers import SortedList
 
 from kssim.reference.model.aggregations import aggregation_of
-from kssim.reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.keys import serialized_key
 
-from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_DDL, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT
 from kssim.spark_backend.windows.replay_rows import arrow_batch, json_value, record_type, windowed_key_text
 from kssim.spark_backend.windows.store_models import BY_CLOCK, floor
 
@@ -51,6 +53,7 @@ _Record = record_type("SlidingRecord", _ROW)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
 _UNEMITTED = DropReason.UNEMITTED_WINDOW.code
 _EXPIRED_PUT = DropReason.EXPIRED_WINDOW_PUT.code
+_EMPTY_WINDOW = FailureCode.TIME_WINDOW_EMPTY.code
 
 
 class _Settings:
@@ -192,6 +195,10 @@ class SlidingReplay:
         close = r.stream_time - s.grace  # the task's, computed set-based (a scope may be one key)
         if _late(ts, s, close):
             self._row(r, DROP, text=_EXPIRED)
+            return
+        if not s.d:
+            # time difference 0: the record's left window would be new TimeWindow(ts, ts), which throws
+            self._row(r, FAILURE, text=_EMPTY_WINDOW)
             return
         key = r.key
         windows = self.keys.get(key)

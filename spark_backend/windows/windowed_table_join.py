@@ -35,6 +35,10 @@ task that key hashes to, at the right input's place in the processing order, and
 windows of that task. The windows here are therefore ordered by the scenario's global processing
 order (``g1..g4``; within one task the same as ``seq``).
 
+The shifted bounds are Java longs: a right window whose ``end + shift_ms`` passes
+``Long.MAX_VALUE`` makes the mapper's ``new TimeWindow`` throw (``window_illegal_argument``, at the
+first such window in forward order); that record's shifted windows never reach ``R2``.
+
 Output order within one input: the order its aggregation forwarded the window updates.
 """
 from __future__ import annotations
@@ -42,13 +46,14 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from kssim.reference.model.codes import DropReason
+from kssim.reference.model.codes import DropReason, FailureCode
 
 from kssim.spark_backend.joins.table_table import join_result
-from kssim.spark_backend.runtime.outputs import DROP, OUTPUT, events
+from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, OUTPUT, events
 from kssim.spark_backend.windows.window_settings import Features
-from kssim.spark_backend.windows.time_window import (aggregate_events, aggregated_windows, expired_events, forward_order,
-                                               record_events, update_ts, window_store_shows, windowed_key)
+from kssim.spark_backend.windows.time_window import (LONG_MAX, aggregate_events, aggregated_windows, expired_events,
+                                                     forward_order, record_events, update_ts, window_store_shows,
+                                                     windowed_key)
 
 LEFT, RIGHT = 0, 1
 BEFORE = (Window.unboundedPreceding, -1)
@@ -80,14 +85,36 @@ def _table_task(partitioned: bool):
     return F.when(F.col("to_table") & (F.col("tasks") > 1), routed).otherwise(F.col("task"))
 
 
+def _shift_wraps(start):
+    """Whether a right window starting at ``start`` has a shifted end ``start + size + shift`` past
+    ``Long.MAX_VALUE`` (computed without the sum: the loader keeps ``size + shift`` within a long)."""
+    shift = F.col("shift")
+    return (F.col("side") == RIGHT) & (shift != 0) & (start > F.lit(LONG_MAX) - shift - F.col("size"))
+
+
+def _shift_failures(agg):
+    """The mapper's ``new TimeWindow(start + shift, end + shift)`` throws for a shifted bound past
+    ``Long.MAX_VALUE`` (``window_illegal_argument``): one failure per such window, where its update
+    would have been forwarded (the first, in forward order, is the one Kafka dies at; the expired
+    windows' drops come before it)."""
+    f1, f3 = forward_order(agg)
+    return events(agg.filter(~F.col("fail") & _shift_wraps(F.col("w_start"))), etype=F.lit(FAILURE), f1=f1,
+                  f2=F.lit(b""), f3=f3, n_null=F.lit(False), o_kind=F.lit(OLD_NONE),
+                  text=F.lit(FailureCode.WINDOW_ILLEGAL_ARGUMENT.code))
+
+
 def _updates(agg, partitioned: bool):
     """The window updates the aggregations forward, with the start they are joined at, the ts
     they carry, whether ``R2`` (the shifted right table) receives them, and the task that joins
-    them (``task`` from here on; ``R2``'s may be another one)."""
+    them (``task`` from here on; ``R2``'s may be another one). A right record whose last window's
+    shift wraps (:func:`_shift_failures`) sends none: Kafka dies before reading back the shifted
+    windows it sent first."""
     side, shift = F.col("side"), F.col("shift")
     to_table = (side == RIGHT) & (shift != 0)
     value = F.when(~F.col("new_null"), F.col("new_text"))
-    updates = agg.filter(~F.col("fail")).select(
+    # the record's last window (ts - ts % advance) ends last: it wraps iff any does
+    record_fails = _shift_wraps(F.col("ts") - F.col("ts") % F.col("adv"))
+    updates = agg.filter(~F.col("fail") & ~record_fails).select(
         "*", F.when(to_table, F.col("w_start") + shift).otherwise(F.col("w_start")).alias("j_start"),
         to_table.alias("to_table"), value.alias("v"), update_ts().alias("u_ts"))
     return updates.withColumn("task", _table_task(partitioned))
@@ -161,7 +188,8 @@ def windowed_table_join(frame, features=None):
     recs, rows, agg = aggregated_windows(frame, features)
     needs = getattr(features, "windows", None) or Features()
     joined = _other_state(_with_table_source(_updates(agg, needs.partitioned_shift)))
-    parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _join_events(joined)]
+    parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _shift_failures(agg),
+             _join_events(joined)]
     result = parts[0]
     for part in parts[1:]:
         result = result.unionByName(part)
