@@ -3,6 +3,7 @@ command writes, its refusals (exit 2, nothing written), and every file of ``scen
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -10,8 +11,8 @@ from kssim_testing import ROOT
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.scenario import find_scenario_files, load_scenario
 from kssim.tools.cli import main
-from kssim.tools.timeline.draw import _thin, figure, render
-from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline, task_stream_times
+from kssim.tools.timeline.draw import figure, render
+from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, build_timeline, cut_label, task_stream_times
 
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "conformance")
 SEED_LEFT = os.path.join(SHARED, "seeds", "seed-stream-stream-left-3.1.json")
@@ -60,8 +61,9 @@ def test_seed_join_windows_and_grace(seed_left):
     by_input = {iv.input_index: iv for iv in seed_left.intervals}
     assert all(iv.kind is IntervalKind.JOIN_WINDOW for iv in seed_left.intervals)
     e, f = by_input[15], by_input[17]  # left E@40, right f@80; window 15 each way, grace 5
-    assert (e.start, e.end, e.close) == (25, 55, 60)
-    assert (f.start, f.end, f.close) == (65, 95, 100)
+    # closed once stream time > end + grace: the tick is at the first such stream time
+    assert (e.start, e.end, e.close) == (25, 55, 61)
+    assert (f.start, f.end, f.close) == (65, 95, 101)
     assert not {0, 1, 6, 7, 10, 11, 12} & set(by_input)  # null values never reach a window store
 
 
@@ -99,9 +101,9 @@ def test_sessions_never_emitted_are_drawn_although_no_output_names_them():
 
 
 def test_sessions_come_from_the_outputs_and_merged_ones_are_superseded():
-    tl = timeline_of(SESSIONS)  # gap 5, grace 20: a session closes at end + gap + grace (3.0+)
+    tl = timeline_of(SESSIONS)  # gap 5, grace 20: closed once stream time > end + gap + grace (3.0+)
     sessions = [(iv.start, iv.end, iv.close, iv.superseded) for iv in tl.intervals]
-    assert sessions == [(1, 1, 26, True), (1, 10, 35, False), (10, 10, 35, True)]
+    assert sessions == [(1, 1, 27, True), (1, 10, 36, False), (10, 10, 36, True)]
     assert {iv.kind for iv in tl.intervals} == {IntervalKind.SESSION_WINDOW}
 
 
@@ -112,7 +114,8 @@ def test_two_partitions_one_stream_time_line_per_task():
     assert [s.stream_time for s in tl.steps_of(0)] == [1]  # task 0 never sees another record
     assert [s.stream_time for s in tl.steps_of(1)] == [5, 7, 20, 100]
     a = next(iv for iv in tl.intervals if iv.input_index == 0)
-    assert a.close == 11 and max(s.stream_time for s in tl.steps_of(0)) < a.close  # why A-null never comes
+    # A-null needs task 0's stream time above 1 + 10 + 0: it stays at 1, below the close at 12
+    assert a.close == 12 and max(s.stream_time for s in tl.steps_of(0)) < a.close
 
 
 def test_stream_time_never_goes_back_and_global_records_have_none():
@@ -146,11 +149,204 @@ def test_grace_buffer_of_a_stream_table_join():
     assert [(d.input_index, d.reason) for d in tl.drops] == [(2, DropReason.NULL_KEY)]
 
 
-def test_labels_are_thinned_where_they_would_overlap():
-    crowded = [(float(x), "k:value") for x in range(100)]  # one ms apart
-    assert 0 < len(_thin(crowded, per_ms=0.01)) < 10  # 0.01 inch per ms: a label spans ~40 ms
-    assert len(_thin(crowded, per_ms=1.0)) == 100  # an inch per ms: all fit
-    assert {tier for _, tier in _thin(crowded, per_ms=0.1)} == {0, 1}
+def test_labels_are_cut_between_tokens_never_inside_a_string_or_number():
+    assert cut_label('{"name":"Alexander","age":42}', 12) == '{"name":\u2026'
+    assert cut_label('{"amount":1234.5678}', 15) == '{"amount":\u2026'  # not {"amount":1234.…
+    assert cut_label("order-1234-xyz", 9) == "order-\u2026"  # not order-12…
+    assert cut_label("12345678901", 7) == "\u2026" and cut_label('"a long string"', 7) == "\u2026"
+    assert cut_label("averyverylongword", 7) == "averyv\u2026"  # a bare word (no JSON value) is cut by character
+    assert cut_label("A,a", 3) == "A,a"  # what fits is left whole
+
+
+@pytest.mark.parametrize("value", [
+    {"order": "ord-00017", "amount": 1234.5, "items": ["widget", "gadget"], "note": "a \"quoted\" text"},
+    ["A", None, 12, -3.5e-7, "x,y"], "plain text with spaces", -1234567890123, {"nested": {"a": [1, 2, {"b": "c"}]}}])
+def test_a_cut_label_is_whole_tokens_of_the_text(value):
+    from kssim.reference.model.render import show
+
+    text = show(value)
+    for limit in range(2, len(text) + 2):
+        cut = cut_label(text, limit)
+        assert len(cut) <= limit
+        if cut == text:
+            continue
+        head = cut[:-1]
+        assert cut.endswith("\u2026") and text.startswith(head)
+        if head:  # what is kept ends where a token ends: the next character starts a new token
+            assert head.count('"') % 2 == 0, (limit, cut)  # no string left open
+            rest = text[len(head):]
+            assert not (head[-1].isdigit() and (rest[0].isdigit() or rest[0] in ".eE")), (limit, cut)
+
+
+def test_join_windows_are_clamped_at_zero(seed_left):
+    # KStreamKStreamJoin fetches from max(0, ts - before): A@3 with before 15 meets records from 0
+    a = next(iv for iv in seed_left.intervals if iv.input_index == 2)
+    assert (seed_left.inputs[2].ts, a.start, a.end) == (3, 0, 18)
+    assert min(iv.start for iv in seed_left.intervals) == 0
+    hopping = _window_timeline("3.9", [("k", 3)], size=10, advance=5)  # windowsFor: [0, 10) only, no [-5, 5)
+    assert [(iv.start, iv.end) for iv in hopping.intervals] == [(0, 10)]
+
+
+def test_rows_name_their_record(seed_left):
+    assert [s.label for s in seed_left.steps[:3]] == ["left k:null@1", "right k:null@2", "left k:A@3"]
+    assert seed_left.steps[17].label == "right k:f@80"
+    assert [s.label for s in timeline_of(TWO_TASKS).steps][:2] == ["left[0] k1:A@1", "left[1] k2:B@5"]
+
+
+def test_inputs_of_lost_windows_are_aggregated_not_dropped(tmp_path, capsys):
+    # 3.9 loses hopping windows a stream-time jump carries past size + grace (KAFKA-12960): the
+    # inputs whose close check found them gone (D@25, E@40) were aggregated; the windows are lost
+    path = os.path.join(ROOT, "scenarios", "features", "window-emit-final-hopping-windows-lost-3.9.json")
+    tl = timeline_of(path)
+    assert tl.drops == ()
+    assert sorted({d.input_index for d in tl.lost_at}) == [3, 4]
+    assert {d.reason for d in tl.lost_at} == {DropReason.UNEMITTED_WINDOW}
+    assert sum(iv.lost for iv in tl.intervals) == 5
+    page = tmp_path / "lost.html"
+    assert run(capsys, path, "-o", page)[0] == 0
+    html = page.read_text(encoding="utf-8")
+    assert "0 dropped" in html and "not dropped; unemitted_window" in html
+
+
+# --- close points agree with the engine -------------------------------------------------------------
+
+def _scenario(semantics, topology, inputs):
+    from kssim.reference.model.scenario import scenario_from_dict
+
+    return scenario_from_dict({"format": "kssim-scenario/1", "name": "close", "semantics": semantics,
+                               "topology": topology, "inputs": inputs})
+
+
+def _updates_window(scenario, window) -> bool:
+    """Whether the scenario's last input updated ``window`` (an output of its key and bounds)."""
+    from kssim.reference.model.engines import run_scenarios
+
+    (result,) = run_scenarios("reference", [scenario])
+    last = len(scenario.inputs) - 1
+    return any(o.input_index == last and o.key == {"key": "k", "start": window.start, "end": window.end}
+               for o in result.outputs)
+
+
+SESSION = {"operator": "session_aggregate", "gap_ms": 5, "grace_ms": 3, "aggregation": "count"}
+TUMBLING = {"operator": "window_aggregate", "size_ms": 10, "advance_ms": 10, "grace_ms": 3, "aggregation": "count"}
+SLIDING = {"operator": "sliding_aggregate", "time_difference_ms": 10, "grace_ms": 3, "aggregation": "count"}
+
+
+@pytest.mark.parametrize("semantics,topology,rule", [
+    ("3.9", SESSION, "> end + gap + grace"),  # KAFKA-12718: the gap counts since 3.0
+    ("2.8", SESSION, "> end + grace"),
+    ("2.2", SESSION, "\u2265 end + grace"),  # 2.1-2.2.0: a session ending at the close time is late
+    ("3.9", TUMBLING, "\u2265 end + grace"),
+    ("3.9", SLIDING, "> end + grace"),  # KAFKA-13739: end >= close time stays open since 3.3
+    ("3.2", SLIDING, "\u2265 end + grace"),
+])
+def test_the_drawn_close_is_the_first_stream_time_at_which_kafka_refuses_the_window_an_update(
+        semantics, topology, rule):
+    """k@10 opens a window; another key moves stream time to ``t``; k@10 again: it updates the
+    window while ``t`` is below the drawn close, not from the close on, and the legend's rule
+    says so."""
+    first = [{"topic": "input", "key": "k", "value": "a", "ts": 10}]
+    window = next(iv for iv in build_timeline(_scenario(semantics, topology, first + [
+        {"topic": "input", "key": "other", "value": "b", "ts": 10}])).intervals if iv.key == "k")
+    close = window.close
+    for stream_time, late in ((close - 1, False), (close, True)):
+        scenario = _scenario(semantics, topology, first + [
+            {"topic": "input", "key": "other", "value": "b", "ts": stream_time},
+            {"topic": "input", "key": "k", "value": "c", "ts": 10}])
+        assert _updates_window(scenario, window) is not late, (stream_time, close)
+        tl = build_timeline(scenario)
+        assert [r.text for r in tl.close_rules if r.kind is window.kind][0].split(" once stream time ")[1] \
+            .startswith(rule)
+
+
+def test_an_outer_join_pads_with_null_from_the_drawn_close():
+    topology = {"operator": "stream_stream_join", "join": "outer", "window_api": "time_difference",
+                "window": {"before_ms": 10, "after_ms": 10, "grace_ms": 2}}
+    first = [{"topic": "left", "key": "k", "value": "A", "ts": 0}]
+    close = next(iv.close for iv in build_timeline(_scenario("3.9", topology, first)).intervals)
+    assert close == 13  # padded once stream time > 0 + 10 + 2
+    for stream_time, padded in ((close - 1, False), (close, True)):
+        tl = build_timeline(_scenario("3.9", topology, first + [
+            {"topic": "right", "key": "other", "value": "x", "ts": stream_time}]))
+        assert any(o.value == ["A", None] for o in tl.outputs) is padded, stream_time
+
+
+# --- layout ---------------------------------------------------------------------------------------------
+
+def _dense_timeline():
+    """36 inputs, long JSON values, records a few ms apart: labels fight for room."""
+    from kssim.reference.model.scenario import scenario_from_dict
+
+    inputs = [{"topic": "left" if i % 3 else "right", "key": f"customer-{i % 5:04d}",
+               "value": {"order": f"ord-{i:05d}", "amount": 1234.5 + i, "items": ["widget", "gadget"][:1 + i % 2],
+                         "note": "a rather long description text"},
+               "ts": 3 * i + (i % 4)} for i in range(36)]
+    inputs[7]["value"] = None  # a drop code to place as well
+    return build_timeline(scenario_from_dict({
+        "format": "kssim-scenario/1", "name": "dense-json-outer", "semantics": "3.9",
+        "topology": {"operator": "stream_stream_join", "join": "outer", "window_api": "time_difference",
+                     "window": {"before_ms": 6, "after_ms": 6, "grace_ms": 2}}, "inputs": inputs}))
+
+
+def _drawn_text_boxes(monkeypatch, timeline, dpi=110):
+    """The extent of every text matplotlib draws for ``timeline`` (recorded as it draws them)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    drawn = []
+    original = Text.draw
+
+    def draw(self, renderer):
+        if self.get_visible() and self.get_text().strip():
+            drawn.append((self.get_text(), self.get_window_extent(renderer)))
+        return original(self, renderer)
+
+    fig = figure(timeline, dpi)
+    try:
+        monkeypatch.setattr(Text, "draw", draw)
+        fig.canvas.draw()
+        return drawn, fig.bbox.frozen()
+    finally:
+        monkeypatch.setattr(Text, "draw", original)
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("which", ["dense", "seed", "hopping", "sessions"])
+def test_no_two_drawn_texts_overlap(monkeypatch, which):
+    timeline = {"dense": _dense_timeline, "seed": lambda: timeline_of(SEED_LEFT),
+                "hopping": lambda: timeline_of(HOPPING), "sessions": lambda: timeline_of(SESSIONS)}[which]()
+    drawn, frame = _drawn_text_boxes(monkeypatch, timeline)
+    labels = {m.label for m in timeline.inputs + timeline.outputs}
+    assert len([t for t, _ in drawn if t in labels]) >= min(10, len(labels) // 3)  # labels are drawn at all
+    for i, (text, box) in enumerate(drawn):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 + 0.5 and frame.y0 <= box.y0 and box.y1 <= frame.y1 + 0.5, \
+            text
+        for other, other_box in drawn[i + 1:]:
+            overlap = box.x0 < other_box.x1 - 0.5 and other_box.x0 < box.x1 - 0.5 \
+                and box.y0 < other_box.y1 - 0.5 and other_box.y0 < box.y1 - 0.5
+            assert not overlap, (text, other)
+
+
+def test_svg_and_html_are_byte_identical_for_the_same_timeline():
+    timeline = _dense_timeline()
+    assert render(timeline, "svg") == render(timeline, "svg")
+    assert render(timeline, "html") == render(_dense_timeline(), "html")
+
+
+def test_the_html_page_carries_every_record_s_full_text_as_a_hover_title():
+    import html as html_lib
+
+    timeline = _dense_timeline()
+    page = render(timeline, "html").decode("utf-8")
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    titles = [html_lib.unescape(t) for t in re.findall(r"<title>(.*?)</title>", svg, re.S)]
+    from kssim.reference.model.render import show
+
+    full = show(timeline.inputs[4].value)
+    assert len(full) > 40 and any(full in t for t in titles)  # the label only shows its start
+    for kind, marks in (("input", timeline.inputs), ("output", timeline.outputs)):
+        for m in marks:  # every marker has one, labelled or not
+            assert any(t.startswith(f"{kind} {m.index} on ") for t in titles), (kind, m.index)
 
 
 # --- the command ------------------------------------------------------------------------------------

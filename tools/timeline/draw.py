@@ -15,15 +15,20 @@ Two panels share the time axis (x = timestamp, ms):
   one step line per task: the task's stream time after each row. Where a stream-time line
   passes a close tick, that window closed.
 
-Labels are thinned per lane (a label is drawn only where it fits beside the previous one) and
-cut, and the figure grows with the number of lanes and records, so 5 to 200 records stay
-readable.
+Labels never overprint: each is placed where its measured extent (the renderer's) overlaps no
+text placed before it, trying a few staggered offsets, else left out (:func:`place_labels`);
+labels are cut at token boundaries (``model.cut_label``), and the HTML page carries every
+label's and every record's full text as a hover title. The figure grows with the number of
+lanes and records, so 5 to 200 records stay readable. The same timeline gives byte-identical
+SVG and HTML (the SVG ids are salted with a constant, not a random one).
 """
 from __future__ import annotations
 
 import html
 import io
-from typing import Dict, List, Sequence, Tuple
+import re
+import textwrap
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import matplotlib
 
@@ -33,9 +38,12 @@ from matplotlib import pyplot as plt  # noqa: E402 - after choosing the backend
 from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.text import Annotation, Text  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 from kssim.reference.model.render import show  # noqa: E402
-from kssim.tools.timeline.model import IntervalKind, LaneKind, MarkKind, RecordMark, Timeline  # noqa: E402
+from kssim.tools.timeline.model import (IntervalKind, LaneKind, MarkKind, RecordMark, Timeline,  # noqa: E402
+                                        cut_label)
 
 #: marker per kind of record: tombstones and null keys must not look like values
 MARKERS = {MarkKind.VALUE: "o", MarkKind.NULL_VALUE: "s", MarkKind.NULL_KEY: "^"}
@@ -48,15 +56,21 @@ OUTPUT_COLOUR = "tab:green"
 DROP_COLOUR = "tab:red"
 TASK_COLOURS = ("black", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
 LABEL_SIZE = 7
-#: a label's width, in inches per character at LABEL_SIZE (for thinning)
+#: a label's width, in inches per character at LABEL_SIZE (for the margins)
 CHAR_WIDTH_IN = 0.058
+#: the SVG ids' salt: matplotlib's default is random, and the same timeline must give the same bytes
+SVG_SALT = "kssim-timeline"
+#: a window's label and a failure's message are cut to these many characters; legend lines wrap
+WINDOW_LABEL_CHARS, FAILURE_CHARS, LEGEND_CHARS = 28, 80, 32
+#: room kept around a label (pixels): two labels never touch
+LABEL_PAD_PX = 1.0
 #: most links drawn with arrow heads (more: plain lines, which draw much faster)
 ARROW_LIMIT = 60
 #: a window row holds windows that do not overlap; at most this many rows (then they share)
 WINDOW_ROWS = 12
 FORMATS = ("png", "svg", "html")
 #: the figure's margins, in inches: lane names (at least), the legends on the right, the title, the x label
-LEFT_IN, LEGEND_IN, TITLE_IN, AXIS_LABEL_IN = 1.0, 2.3, 0.6, 0.55
+LEFT_IN, LEGEND_IN, TITLE_IN, AXIS_LABEL_IN = 1.0, 2.4, 0.6, 0.55
 #: a lane name's width, in inches per character (the axis' tick labels), and its longest line
 LANE_CHAR_IN, LANE_LINE_CHARS = 0.09, 24
 
@@ -64,22 +78,24 @@ LANE_CHAR_IN, LANE_LINE_CHARS = 0.09, 24
 def render(timeline: Timeline, fmt: str, dpi: int = 110) -> bytes:
     """The picture of ``timeline`` as ``png``, ``svg`` or ``html`` (a page embedding the SVG, with
     a table of the records) bytes."""
-    fig = figure(timeline)
-    try:
-        buffer = io.BytesIO()
-        # fixed margins (figure()), not bbox_inches="tight": that lays the whole figure out twice
-        fig.savefig(buffer, format="svg" if fmt == "html" else fmt, dpi=dpi,
-                    metadata={"Date": None} if fmt in ("svg", "html") else None)
-    finally:
-        plt.close(fig)
+    with plt.rc_context({"svg.hashsalt": SVG_SALT}):
+        fig = figure(timeline, dpi)
+        try:
+            buffer = io.BytesIO()
+            # fixed margins (figure()), not bbox_inches="tight": that lays the whole figure out twice
+            fig.savefig(buffer, format="svg" if fmt == "html" else fmt, dpi=dpi,
+                        metadata={"Date": None} if fmt in ("svg", "html") else None)
+        finally:
+            plt.close(fig)
     data = buffer.getvalue()
     if fmt == "html":
-        return html_page(timeline, data.decode("utf-8")).encode("utf-8")
+        return html_page(timeline, data.decode("utf-8"), fig.kssim_labels).encode("utf-8")
     return data
 
 
-def figure(timeline: Timeline) -> Figure:
-    """The figure of ``timeline`` (close it with ``plt.close``)."""
+def figure(timeline: Timeline, dpi: int = 110) -> Figure:
+    """The figure of ``timeline`` (close it with ``plt.close``), its labels placed for ``dpi``;
+    ``fig.kssim_labels``: its :class:`Labels` (the hover texts of the HTML page)."""
     windows = [iv for iv in timeline.intervals if iv.input_index is None]
     window_rows = _pack_rows(windows)
     lanes_y, windows_y, outputs_top = _lane_positions(timeline, max(window_rows, default=-1) + 1)
@@ -89,21 +105,21 @@ def figure(timeline: Timeline) -> Figure:
     bottom_height = min(13.0, max(2.4, 0.13 * steps + 1.0))
     height = top_height + bottom_height + TITLE_IN + AXIS_LABEL_IN
     left_in = max(LEFT_IN, 0.15 + LANE_CHAR_IN * max(len(line) for lane in timeline.lanes
-                                                        for line in lane_name(lane.label).split("\n")))
-    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(width + left_in + LEGEND_IN, height),
+                                                        for line in lane_name(lane.label).split("\n")),
+                  0.6 + CHAR_WIDTH_IN * max((len(s.label) for s in _shown_rows(timeline)), default=0))
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(width + left_in + LEGEND_IN, height), dpi=dpi,
                                       gridspec_kw={"height_ratios": [top_height, bottom_height], "hspace": 0.08})
     total = width + left_in + LEGEND_IN
     fig.subplots_adjust(left=left_in / total, right=1 - LEGEND_IN / total, top=1 - TITLE_IN / height,
                         bottom=AXIS_LABEL_IN / height)
     xlim, clipped = _x_range(timeline)
     top.set_xlim(*xlim)
-    axis_width_in = width
-    per_ms = axis_width_in / max(1e-9, xlim[1] - xlim[0])  # inches per ms: what fits beside a label
     ys = mark_positions(timeline, lanes_y)
-    _draw_lanes(top, timeline, lanes_y, ys, per_ms)
-    _draw_windows(top, bottom, windows, window_rows, windows_y, per_ms, xlim)
+    labels = Labels()
+    _draw_lanes(top, timeline, lanes_y, ys, labels)
+    _draw_windows(top, bottom, timeline, windows, window_rows, windows_y, xlim, labels)
     _draw_links(top, timeline, ys)
-    _draw_processing(bottom, timeline, per_ms)
+    _draw_processing(bottom, timeline)
     _draw_clipped(bottom, clipped, xlim)
     internal = f"{len(timeline.internal)} internal records, " if timeline.internal else ""
     count = f"{len(timeline.inputs)} inputs, {internal}{len(timeline.outputs)} outputs, " \
@@ -113,6 +129,8 @@ def figure(timeline: Timeline) -> Figure:
                   fontsize=10, loc="left")
     bottom.set_xlabel("timestamp (ms)")
     _legends(top, bottom, timeline)
+    place_labels(fig, labels)
+    fig.kssim_labels = labels
     return fig
 
 
@@ -211,26 +229,126 @@ def _lane_colour(timeline: Timeline, lane: int) -> str:
     return SOURCE_COLOURS[topics.index(info.topic) % len(SOURCE_COLOURS)]
 
 
-def _thin(marks: Sequence[Tuple[float, str]], per_ms: float) -> List[Tuple[int, int]]:
-    """(index into ``marks``, tier 0/1) for the labels that fit: a label is drawn where it
-    does not overlap the previous label of its tier (two tiers, alternating, double the room)."""
-    kept = []
-    right_edge = [float("-inf"), float("-inf")]
-    for i in sorted(range(len(marks)), key=lambda n: marks[n][0]):
-        x, text = marks[i]
-        half = len(text) * CHAR_WIDTH_IN / 2 / per_ms
-        for tier in (0, 1):
-            if x - half > right_edge[tier]:
-                right_edge[tier] = x + half
-                kept.append((i, tier))
+class Labels:
+    """The figure's movable labels, each with its offsets to try (points from its anchor) and its
+    rank (lower ranks claim room first; within a rank, the order they were made), and the hover
+    texts of the HTML page: ``titles`` (label id -> full text) and ``point_titles`` (marker
+    collection id -> one text per point, in the collection's order)."""
+
+    #: ranks: what must be read first claims room first
+    FAILURE, WINDOW_HEADER, DROP, INPUT, RECORD, WINDOW, STACKED = range(7)
+
+    def __init__(self) -> None:
+        self.entries: List[Tuple[int, int, Text, Tuple[Tuple[float, float], ...]]] = []
+        self.titles: Dict[str, str] = {}
+        self.point_titles: Dict[str, List[str]] = {}
+        self.collections: List[object] = []
+
+    def add(self, artist: Text, rank: int, title: str, offsets: Sequence[Tuple[float, float]] = ()) -> None:
+        gid = f"kssim-label-{len(self.titles)}"
+        artist.set_gid(gid)
+        self.titles[gid] = title
+        self.entries.append((rank, len(self.entries), artist, tuple(offsets)))
+
+    def points(self, collection, titles: List[str]) -> None:
+        gid = f"kssim-marks-{len(self.point_titles)}"
+        collection.set_gid(gid)
+        self.point_titles[gid] = titles
+        self.collections.append(collection)
+
+
+def place_labels(fig: Figure, labels: Labels) -> None:
+    """Place every label of ``labels`` where it overprints no text: the figure's fixed texts
+    (title, tick labels, axis labels, legends) first, then the labels by rank, each at the first
+    of its offsets where its extent (measured by the renderer, as drawn) overlaps nothing placed;
+    a label that fits nowhere is hidden (the HTML page still has it as a hover title). The order
+    is fixed, so the same timeline gives the same picture."""
+    fig.draw_without_rendering()  # lays out ticks, legends and titles as savefig will
+    renderer = fig.canvas.get_renderer()
+    movable = {id(entry[2]) for entry in labels.entries}
+    placed = _Occupied()
+    for text in visible_texts(fig):
+        if id(text) not in movable:
+            placed.add(text.get_window_extent(renderer))
+    for box in _marker_boxes(fig, labels):  # a label must not hide a record either
+        placed.add(box)
+    frame = fig.bbox
+    for _, _, artist, offsets in sorted(labels.entries, key=lambda e: (e[0], e[1])):
+        for offset in offsets or (None,):
+            if offset is not None:
+                artist.xyann = offset
+            box = artist.get_window_extent(renderer).padded(LABEL_PAD_PX)
+            inside = box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+            if inside and not placed.overlaps(box):
+                placed.add(box)
                 break
-    return kept
+        else:
+            artist.set_visible(False)
+
+
+def _marker_boxes(fig: Figure, labels: Labels) -> List[Bbox]:
+    """The box of every record marker (display pixels)."""
+    boxes = []
+    for collection in labels.collections:
+        points = collection.get_offset_transform().transform(collection.get_offsets())
+        half = max(collection.get_sizes()) ** 0.5 / 2 * fig.dpi / 72
+        boxes += [Bbox.from_extents(x - half, y - half, x + half, y + half) for x, y in points]
+    return boxes
+
+
+def visible_texts(fig: Figure) -> List[Text]:
+    """The texts ``fig`` draws (after a layout: ``draw_without_rendering``): the figure's, each
+    axes' titles, the labels of the ticks its axes draw (those in view), its axis labels, its
+    legends', its texts and annotations (an annotation only where its point is inside its axes:
+    matplotlib draws no other); visible and not empty."""
+    texts: List[Text] = list(fig.texts)
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title]  # noqa: SLF001 - the loc="left" title lives there
+        for axis in (ax.xaxis, ax.yaxis):
+            if not axis.get_visible():
+                continue
+            for tick in axis._update_ticks():  # noqa: SLF001 - the ticks in view, the ones drawn
+                texts += [tick.label1, tick.label2]
+            texts += [axis.label, axis.offsetText]
+        legend = ax.get_legend()
+        if legend is not None and legend.get_visible():
+            texts += list(legend.get_texts()) + [legend.get_title()]
+        for text in ax.texts:
+            if isinstance(text, Annotation) and text.xycoords == "data" \
+                    and not ax.contains_point(ax.transData.transform(text.xy)):
+                continue
+            texts.append(text)
+    return [t for t in texts if t.get_visible() and t.get_text().strip()]
+
+
+class _Occupied:
+    """Boxes placed so far, bucketed by x (pixels) so that a check looks at its neighbours only."""
+
+    BUCKET = 64.0
+
+    def __init__(self) -> None:
+        self.buckets: Dict[int, list] = {}
+
+    def _keys(self, box):
+        return range(int(box.x0 // self.BUCKET), int(box.x1 // self.BUCKET) + 1)
+
+    def add(self, box) -> None:
+        for k in self._keys(box):
+            self.buckets.setdefault(k, []).append(box)
+
+    def overlaps(self, box) -> bool:
+        return any(boxes_overlap(box, other) for k in self._keys(box) for other in self.buckets.get(k, ()))
+
+
+def boxes_overlap(a, b) -> bool:
+    """Whether two boxes share area (touching edges do not count)."""
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
 # --- the records panel ------------------------------------------------------------------------------
 
 #: records of one lane at one timestamp are stacked this far apart (lane units), at most STACK deep
-STACK_STEP, STACK = 0.17, 3
+STACK_STEP, STACK = 0.19, 3
 #: a lane with at most this many records labels its stacked records too
 SPARSE_LANE = 30
 
@@ -250,7 +368,7 @@ def mark_positions(timeline: Timeline, lanes_y) -> Dict[Tuple[LaneKind, int], fl
     return out
 
 
-def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
+def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, labels: Labels) -> None:
     dropped: Dict[int, List[str]] = {}
     for d in timeline.drops:
         codes = dropped.setdefault(d.input_index, [])
@@ -269,25 +387,27 @@ def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
             shown = [m for m in marks if m.kind is kind]
             if shown:
                 filled = kind is MarkKind.VALUE
-                ax.scatter([m.ts for m in shown], [ys[(lane_kind, m.index)] for m in shown], marker=MARKERS[kind],
-                           s=36, zorder=3, linewidths=1.3, facecolors=colour if filled else "white", edgecolors=colour)
-        # a stack's first record is labelled above the lane (thinned); the ones stacked under it
-        # beside themselves, where the lane is sparse enough to leave room
-        first = [m for m in marks if ys[(lane_kind, m.index)] == y]
-        for i, tier in _thin([(m.ts, m.label) for m in first], per_ms):
-            m = first[i]
-            ax.annotate(m.label, (m.ts, y), xytext=(0, 7 + 9 * tier), textcoords="offset points", ha="center",
-                        va="bottom", fontsize=LABEL_SIZE, color="0.15", zorder=4)
-        times = sorted({m.ts for m in marks})
-        after = dict(zip(times, times[1:] + [float("inf")]))  # the next timestamp in the lane
+                points = ax.scatter([m.ts for m in shown], [ys[(lane_kind, m.index)] for m in shown],
+                                    marker=MARKERS[kind], s=36, zorder=3, linewidths=1.3,
+                                    facecolors=colour if filled else "white", edgecolors=colour)
+                labels.points(points, [record_title(timeline, lane_kind, m) for m in shown])
+        # a stack's first record is labelled above the lane (up to three staggered heights); the
+        # ones stacked under it beside themselves, where the lane is sparse enough to leave room
+        rank = Labels.INPUT if is_input else Labels.RECORD
+        for m in marks:
+            if ys[(lane_kind, m.index)] == y:
+                text = ax.annotate(m.label, (m.ts, y), xytext=(0, 7), textcoords="offset points", ha="center",
+                                   va="bottom", fontsize=LABEL_SIZE, color="0.15", zorder=4)
+                labels.add(text, rank, record_title(timeline, lane_kind, m), ((0, 7), (0, 16), (0, 25)))
         if len(marks) <= SPARSE_LANE:
             for m in marks:
-                room = (after[m.ts] - m.ts) * per_ms  # inches up to the next record of the lane
-                if ys[(lane_kind, m.index)] != y and room > len(m.label) * CHAR_WIDTH_IN + 0.15:
-                    ax.annotate(m.label, (m.ts, ys[(lane_kind, m.index)]), xytext=(6, 0), textcoords="offset points",
-                                ha="left", va="center", fontsize=LABEL_SIZE - 0.5, color="0.3", zorder=4)
+                if ys[(lane_kind, m.index)] != y:
+                    text = ax.annotate(m.label, (m.ts, ys[(lane_kind, m.index)]), xytext=(6, 0),
+                                       textcoords="offset points", ha="left", va="center",
+                                       fontsize=LABEL_SIZE - 0.5, color="0.3", zorder=4)
+                    labels.add(text, Labels.STACKED, record_title(timeline, lane_kind, m))
         if is_input:
-            _draw_drops(ax, [m for m in marks if m.index in dropped], dropped, ys, per_ms)
+            _draw_drops(ax, timeline, [m for m in marks if m.index in dropped], dropped, ys, labels)
     ax.set_yticks(list(lanes_y.values()), [lane_name(timeline.lanes[i].label) for i in lanes_y])
     ax.tick_params(axis="y", length=0)
     ax.set_ylim(min(lanes_y.values()) - 0.75, max(lanes_y.values()) + 0.75)
@@ -297,21 +417,39 @@ def _draw_lanes(ax, timeline: Timeline, lanes_y, ys, per_ms: float) -> None:
     if failure is not None:
         mark = timeline.inputs[failure.input_index]
         ax.scatter([mark.ts], [ys[(LaneKind.INPUT, mark.index)]], marker="*", s=260, color=DROP_COLOUR, zorder=5)
-        ax.annotate(f"Kafka Streams dies here: {failure.message[:80]}", (mark.ts, ys[(LaneKind.INPUT, mark.index)]),
-                    xytext=(8, -14), textcoords="offset points", fontsize=LABEL_SIZE + 1, color=DROP_COLOUR)
+        text = ax.annotate(f"Kafka Streams dies here: {cut_label(failure.message, FAILURE_CHARS)}",
+                           (mark.ts, ys[(LaneKind.INPUT, mark.index)]), xytext=(8, -14), textcoords="offset points",
+                           fontsize=LABEL_SIZE + 1, color=DROP_COLOUR)
+        labels.add(text, Labels.FAILURE, f"Kafka Streams dies here: {failure.message}",
+                   ((8, -14), (8, 10), (8, -28)))
 
 
-def _draw_drops(ax, marks: List[RecordMark], codes: Dict[int, List[str]], ys, per_ms: float) -> None:
+def record_title(timeline: Timeline, kind: LaneKind, mark: RecordMark) -> str:
+    """A record's full text, for the HTML page's hover: what it is, where, and its fate."""
+    lane = timeline.lanes[mark.lane].label
+    text = f"{kind.value} {mark.index} on {lane}: {show(mark.key)}:{show(mark.value)} @ {mark.ts}"
+    if kind is LaneKind.INPUT:
+        reasons = [f"{d.reason.code}: {d.text}" for d in timeline.drops if d.input_index == mark.index]
+        lost = [f"{d.reason.code}: {d.text}" for d in timeline.lost_at if d.input_index == mark.index]
+        text += "".join(f"\ndropped, {r}" for r in reasons) + "".join(f"\naggregated; {r}" for r in lost)
+    elif kind is LaneKind.OUTPUT:
+        text += f"\nemitted while input {timeline.links[mark.index].input_index} was processed"
+    elif mark.source is not None:
+        text += f"\nwritten while input {mark.source} was processed"
+    return text
+
+
+def _draw_drops(ax, timeline: Timeline, marks: List[RecordMark], codes: Dict[int, List[str]], ys,
+                labels: Labels) -> None:
     if not marks:
         return
     ax.scatter([m.ts for m in marks], [ys[(LaneKind.INPUT, m.index)] for m in marks], marker="x", s=70,
                color=DROP_COLOUR, linewidths=1.8, zorder=5)
-    texts = [(m.ts, "+".join(codes[m.index])) for m in marks]
     low = min(ys[(LaneKind.INPUT, m.index)] for m in marks)  # below the lowest stacked record
-    for i, tier in _thin(texts, per_ms):
-        x, text = texts[i]
-        ax.annotate(text, (x, low), xytext=(0, -9 - 8 * tier), textcoords="offset points", ha="center", va="top",
-                    fontsize=LABEL_SIZE - 0.5, color=DROP_COLOUR, zorder=4)
+    for m in marks:
+        text = ax.annotate("+".join(codes[m.index]), (m.ts, low), xytext=(0, -9), textcoords="offset points",
+                           ha="center", va="top", fontsize=LABEL_SIZE - 0.5, color=DROP_COLOUR, zorder=4)
+        labels.add(text, Labels.DROP, record_title(timeline, LaneKind.INPUT, m), ((0, -9), (0, -17), (0, -25)))
 
 
 def _draw_links(ax, timeline: Timeline, ys) -> None:
@@ -336,17 +474,18 @@ def _draw_links(ax, timeline: Timeline, ys) -> None:
         ax.add_collection(LineCollection(segments, colors="0.45", alpha=alpha, linewidths=0.6, zorder=1))
 
 
-def _draw_windows(top, bottom, windows, rows: List[int], rows_y: List[float], per_ms: float, xlim) -> None:
+def _draw_windows(top, bottom, timeline: Timeline, windows, rows: List[int], rows_y: List[float], xlim,
+                  labels: Labels) -> None:
     """Aggregation windows in the records panel (bar, then the grace up to the close tick), and
-    their close points as dotted lines across the processing panel (where stream time crosses
-    one, that window closed)."""
+    their close points as dotted lines across the processing panel (where stream time reaches
+    one, that window is closed)."""
     if not windows:
         return
     keys = sorted({show(iv.key) for iv in windows})
     # not the topics' blue and orange: windows are per key
     colours = {k: plt.get_cmap("Dark2")(i % 8) for i, k in enumerate(keys)}
     several_tasks = len({iv.task for iv in windows}) > 1
-    labelled = []
+    rules = {rule.kind: rule for rule in timeline.close_rules}
     for iv, row in zip(windows, rows):
         y = rows_y[row]
         # a window never emitted is the drop colour: "why did this window never emit" at a glance
@@ -361,25 +500,36 @@ def _draw_windows(top, bottom, windows, rows: List[int], rows_y: List[float], pe
             top.plot([iv.close], [y], marker="|", markersize=9, color=colour, alpha=max(alpha, 0.5), zorder=2)
         text = show(iv.key) + (f" (task {iv.task})" if several_tasks else "") + (" merged" if iv.superseded else "") \
             + (" never emitted" if iv.lost else "")
-        labelled.append((iv.start, text, y))
-    kept = {}
-    for x, text, y in labelled:  # one label per window where it fits in its row
-        edge = kept.get(y, float("-inf"))
-        if x - 0.0 > edge:
-            top.annotate(text[:24], (x, y), xytext=(1, 3), textcoords="offset points", fontsize=LABEL_SIZE - 0.5,
-                         color="0.25", va="bottom")
-            kept[y] = x + len(text[:24]) * CHAR_WIDTH_IN / per_ms
-    top.text(xlim[0], rows_y[0] + 0.3, "windows (bar), grace to the close (|)", fontsize=LABEL_SIZE, color="0.35",
-             va="bottom")
+        label = top.annotate(cut_label(text, WINDOW_LABEL_CHARS), (iv.start, y), xytext=(1, 3),
+                             textcoords="offset points", fontsize=LABEL_SIZE - 0.5, color="0.25", va="bottom")
+        labels.add(label, Labels.WINDOW, window_title(iv, text, rules.get(iv.kind)))
+    header = top.annotate("windows (bar), grace to the close (|)", (xlim[0], rows_y[0] + 0.3),
+                          xytext=(0, 0), textcoords="offset points", fontsize=LABEL_SIZE, color="0.35",
+                          va="bottom", annotation_clip=False)
+    labels.add(header, Labels.WINDOW_HEADER, "windows (bar), grace to the close (|)")
     closes = sorted({iv.close for iv in windows if iv.close is not None})
     if len(closes) <= 40:
         for c in closes:
             bottom.axvline(c, color="0.5", lw=0.8, ls=":", zorder=1.6)  # above the grid, which may sit there too
 
 
+def window_title(iv, text: str, rule) -> str:
+    """A window's full text, for the HTML page's hover: key, bounds, close point and rule."""
+    bounds = f"[{iv.start}, {iv.end})" if iv.kind is IntervalKind.TIME_WINDOW else f"[{iv.start}, {iv.end}]"
+    close = "never closes (no grace in this release)" if iv.close is None else \
+        f"closed from stream time {iv.close}" + (f": {rule.text}" if rule is not None else "")
+    return f"{iv.kind.value} {bounds} task {iv.task}: {text}\n{close}"
+
+
 # --- the processing panel ------------------------------------------------------------------------------
 
-def _draw_processing(ax, timeline: Timeline, per_ms: float) -> None:
+def _shown_rows(timeline: Timeline):
+    """The processing rows whose names are drawn: every row, or every n-th of many (at most 40)."""
+    every = max(1, -(-len(timeline.steps) // 40))
+    return [s for s in timeline.steps if s.step % every == 0]
+
+
+def _draw_processing(ax, timeline: Timeline) -> None:
     step_of = {s.input_index: s.step for s in timeline.steps}
     dropped = {d.input_index for d in timeline.drops}
     # each input's own interval (join window, grace buffer) on its row; one collection per kind
@@ -428,9 +578,8 @@ def _draw_processing(ax, timeline: Timeline, per_ms: float) -> None:
             ax.plot(xs, ys, color=TASK_COLOURS[task % len(TASK_COLOURS)], lw=1.4, zorder=2, alpha=0.9)
     steps = len(timeline.steps)
     ax.set_ylim(steps - 0.5 if steps else 0.5, -0.8)
-    every = max(1, -(-steps // 40))
-    ticks_shown = [s for s in timeline.steps if s.step % every == 0]
-    ax.set_yticks([s.step for s in ticks_shown], [f"in {s.input_index}" for s in ticks_shown], fontsize=LABEL_SIZE)
+    ticks_shown = _shown_rows(timeline)
+    ax.set_yticks([s.step for s in ticks_shown], [s.label for s in ticks_shown], fontsize=LABEL_SIZE)
     ax.set_ylabel("processing order", fontsize=8)
     ax.grid(axis="x", color="0.92", lw=0.6)
     for side in ("right", "top"):
@@ -472,13 +621,19 @@ def _legends(top, bottom, timeline: Timeline) -> None:
                       label=f"stream time, task {t}" if timeline.tasks > 1 else "stream time")
                for t in range(timeline.tasks)]
     kinds = {iv.kind for iv in timeline.intervals if iv.input_index is not None}
+    rules = {rule.kind: rule for rule in timeline.close_rules}
     if IntervalKind.JOIN_WINDOW in kinds:
         handles.append(Line2D([], [], color="0.5", lw=4, alpha=0.35, label="join window"))
-        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="grace, up to the close"))
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1],
+                              label=_wrap(f"grace up to the close |: {rules[IntervalKind.JOIN_WINDOW].text}")))
     if IntervalKind.GRACE_BUFFER in kinds:
-        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="grace buffer, until"))
-    if any(iv.input_index is None for iv in timeline.intervals):
-        handles.append(Line2D([], [], color="0.6", lw=0.7, ls=":", label="window close (end + grace)"))
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1],
+                              label=_wrap(f"grace buffer up to |: {rules[IntervalKind.GRACE_BUFFER].text}")))
+    closing = sorted({iv.kind for iv in timeline.intervals if iv.input_index is None and iv.close is not None},
+                     key=list(IntervalKind).index)
+    for kind in closing:
+        handles.append(Line2D([], [], color="0.6", lw=0.7, ls=":",
+                              label=_wrap(f"close (|, dotted): {rules[kind].text}")))
     if timeline.outputs:
         handles.append(Line2D([], [], ls="", marker="D", color=OUTPUT_COLOUR, markersize=4, label="output emitted"))
     if timeline.internal:
@@ -487,16 +642,25 @@ def _legends(top, bottom, timeline: Timeline) -> None:
     bottom.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
 
 
+def _wrap(text: str) -> str:
+    """A legend entry in lines that fit the legend's margin."""
+    return "\n".join(textwrap.wrap(text, LEGEND_CHARS))
+
+
 # --- HTML ----------------------------------------------------------------------------------------------
 
-def html_page(timeline: Timeline, svg: str) -> str:
-    """A self-contained page: the SVG inline, then the inputs, a graph's internal records and the
-    outputs as tables."""
+def html_page(timeline: Timeline, svg: str, labels: Optional[Labels] = None) -> str:
+    """A self-contained page: the SVG inline (each label and record marker with its full text as
+    a hover title), then the inputs, a graph's internal records and the outputs as tables."""
     start = svg.find("<svg")
     svg = svg[start:] if start >= 0 else svg  # drop the XML prologue: the SVG is inline
+    if labels is not None:
+        svg = with_hover_titles(svg, labels)
     reasons: Dict[int, List[str]] = {}
     for d in timeline.drops:
         reasons.setdefault(d.input_index, []).append(f"{d.reason.code}: {d.text}")
+    for d in timeline.lost_at:  # aggregated, not dropped: its close check found a window gone
+        reasons.setdefault(d.input_index, []).append(f"not dropped; {d.reason.code}: {d.text}")
     lanes = timeline.lanes
     emitted_by = {link.output: link.input_index for link in timeline.links}
     rows_in = "".join(
@@ -530,3 +694,48 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}} svg{{max-width:10
 
 def _e(text) -> str:
     return html.escape(str(text))
+
+
+_MARKER = re.compile(r"<(use|path) [^>]*?/>")
+_GROUP_EDGE = re.compile(r"<g[ >]|</g>")
+
+
+def with_hover_titles(svg: str, labels: Labels) -> str:
+    """``svg`` with an SVG ``<title>`` (a browser's hover text) in each drawn label's group and in
+    each marker of the record collections (``Labels.titles`` and ``Labels.point_titles``, found by
+    their ids; a hidden label has no group and keeps its text on its record's marker)."""
+    for gid, title in labels.titles.items():
+        svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{_e(title)}</title>', 1)
+    for gid, titles in labels.point_titles.items():
+        start = svg.find(f'<g id="{gid}">')
+        if start >= 0:
+            end = _group_end(svg, start)
+            svg = svg[:start] + _titled_markers(svg[start:end], titles) + svg[end:]
+    return svg
+
+
+def _group_end(svg: str, start: int) -> int:
+    """Where the ``<g>`` opened at ``start`` closes (after its ``</g>``)."""
+    depth = 0
+    for edge in _GROUP_EDGE.finditer(svg, start):
+        depth += 1 if edge.group() != "</g>" else -1
+        if depth == 0:
+            return edge.end()
+    return len(svg)
+
+
+def _titled_markers(group: str, titles: List[str]) -> str:
+    """A marker collection's group with a title in each marker: its ``<use>`` s (matplotlib draws
+    many markers as uses of one path in ``<defs>``) or else its ``<path>`` s, in point order."""
+    kind = "use" if "<use " in group else "path"
+    markers = iter(titles)
+
+    def titled(found):
+        if found.group(1) != kind:
+            return found.group()
+        title = next(markers, None)
+        if title is None:
+            return found.group()
+        return f"{found.group()[:-2]}><title>{_e(title)}</title></{kind}>"
+
+    return _MARKER.sub(titled, group)

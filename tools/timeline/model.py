@@ -13,14 +13,18 @@ value the tests can look at:
   input's task after it (:func:`task_stream_times`; for a graph, as its task took the input and
   the internal-topic records it caused: :func:`reference.model.engines.record_graph_traffic`);
 - :class:`Interval`: a stream-stream join record's window and grace, a stream-table join's grace
-  buffer, or an aggregation window with its close point (window end + grace); in a graph, the
-  windows its windowed aggregations' results name on the sink topics;
+  buffer, or an aggregation window, clamped at 0 as Kafka's are, with its close point: the first
+  stream time at which its :class:`CloseRule` (Kafka's check, per kind and release) has closed
+  it; in a graph, the windows its windowed aggregations' results name on the sink topics;
 - :class:`Link`: an output record and the input whose processing emitted it;
-- :class:`DropMark`: a dropped (or partly ignored) input and its ``DropReason``.
+- :class:`DropMark`: a dropped (or partly ignored) input and its ``DropReason``; an
+  ``unemitted_window`` report is no drop (its input was aggregated, its window was lost):
+  :attr:`Timeline.lost_at`.
 """
 from __future__ import annotations
 
 import enum
+import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
@@ -34,8 +38,9 @@ from kssim.reference.model.windows import window_starts
 from kssim.reference.model.scenario import OUTPUT_TOPIC
 from kssim.reference.model.topology import input_topics, output_topics
 
-#: labels longer than this are cut (with an ellipsis): a lane holds up to hundreds of them
-LABEL_CHARS = 14
+#: a label's key and value longer than these are cut (at a token, with an ellipsis): a lane holds
+#: up to hundreds of labels; the HTML page's hover titles have the whole record
+KEY_CHARS, VALUE_CHARS = 14, 14
 
 
 class LaneKind(enum.Enum):
@@ -105,12 +110,15 @@ class StreamTimeStep:
     ts: int
     task: Optional[int]
     stream_time: Optional[int]
+    #: the row's name: the record's lane, label and timestamp, ``left k:A@5`` (:func:`row_label`)
+    label: str = ""
 
 
 @attrs.frozen
 class Interval:
     """A window of ``kind`` for ``key`` in task ``task``: [start, end], then the grace up to
-    ``close`` (None: the release has no grace, nothing closes the window). ``input_index``: the
+    ``close``, the first stream time at which the window is closed (:class:`CloseRule`; None: the
+    release has no grace, nothing closes the window). ``input_index``: the
     input the interval belongs to (join windows, grace buffers), None for aggregation windows.
     ``superseded``: a session or window whose latest output is a tombstone (merged away).
     ``lost``: an emit-on-window-close window whose final result is never emitted (the run's
@@ -168,6 +176,11 @@ class Timeline:
     failure: Optional[FailureMark] = None
     #: a topology graph's internal-topic records, in the order its task took them
     internal: Tuple[RecordMark, ...] = ()
+    #: the run's ``unemitted_window`` reports: the input whose close check found the window already
+    #: expired (an input that was aggregated, not dropped: :func:`split_drops`)
+    lost_at: Tuple[DropMark, ...] = ()
+    #: how each kind of window drawn closes (:class:`CloseRule`)
+    close_rules: Tuple["CloseRule", ...] = ()
 
     def steps_of(self, task: int) -> List[StreamTimeStep]:
         return [s for s in self.steps if s.task == task]
@@ -194,14 +207,14 @@ def build_timeline(scenario) -> Timeline:
     order = processing_order(scenario)
     if failure is not None:  # Kafka dies on the failing input: nothing after it is processed
         order = order[:order.index(failure.input_index) + 1]
-    steps = tuple(task_stream_times(scenario, order))
-    drops = tuple(DropMark(d.input_index, d.reason, d.why.describe() if d.why is not None else d.reason.message)
-                  for d in result.drops)
+    steps = named_rows(task_stream_times(scenario, order), lanes, inputs)
+    drops, lost_at = split_drops(result.drops)
     return Timeline(name=scenario.name, release=scenario.release, operator=scenario.topology.operator,
                     tasks=scenario.config.task_count, lanes=lanes, inputs=inputs, outputs=outputs, steps=steps,
                     intervals=tuple(intervals_of(scenario, result.outputs, {d.input_index for d in drops},
                                                  lost_windows(scenario, result.drops))),
-                    links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure)
+                    links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure,
+                    lost_at=lost_at, close_rules=close_rules_of(scenario))
 
 
 def _lanes(scenario, outputs) -> Tuple[Lane, ...]:
@@ -227,10 +240,10 @@ def _mark(lane: int, index: int, ts: int, key, value, source: Optional[int] = No
 def record_label(key, value) -> str:
     """``k:A``; a windowed key reads ``k[0,10]:2``, a joined pair ``k:A,a``; long texts are cut."""
     if _windowed(key):
-        key_text = f"{_cut(_compact(key['key']), LABEL_CHARS // 2)}[{key['start']},{key['end']}]"
+        key_text = f"{_cut(_compact(key['key']), KEY_CHARS)}[{key['start']},{key['end']}]"
     else:
-        key_text = _cut(_compact(key), LABEL_CHARS // 2)
-    return f"{key_text}:{_cut(_compact(value), LABEL_CHARS - 2)}"
+        key_text = _cut(_compact(key), KEY_CHARS)
+    return f"{key_text}:{_cut(_compact(value), VALUE_CHARS)}"
 
 
 def _compact(value) -> str:
@@ -241,8 +254,41 @@ def _compact(value) -> str:
     return show(value)
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+#: the tokens a label is cut between: a JSON string (to its closing quote, or to the end of a
+#: text that never closes it), a number, a word, a run of spaces, any other single character
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|$)|(?<!\w)-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[^\W\d]+|\s+|.', re.S)
+#: tokens that are never cut in two (a half string or half number reads as another value)
+_WHOLE = re.compile(r'"|-?\d')
+
+
+def cut_label(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else its longest run of whole tokens that fits
+    with an ellipsis after it: never half a JSON string or number (``{"name":"Al…`` would read as
+    the string "Al"). A first token that alone is too long is a bare word cut by character (it is
+    no JSON value) or, a string or number, just the ellipsis."""
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for token in _TOKEN.findall(text):
+        if len(kept) + len(token) > limit - 1:
+            if not kept and not _WHOLE.match(token):
+                kept = token[:limit - 1]
+            break
+        kept += token
+    return kept.rstrip() + "\u2026"
+
+
+_cut = cut_label
+
+
+def row_label(lane: Lane, mark: RecordMark) -> str:
+    """A processing row's name: the record in short, ``left k:A@5`` (lane, key:value, timestamp)."""
+    return f"{lane.label} {mark.label}@{mark.ts}"
+
+
+def named_rows(steps: Iterable[StreamTimeStep], lanes, inputs) -> Tuple[StreamTimeStep, ...]:
+    return tuple(attrs.evolve(s, label=row_label(lanes[inputs[s.input_index].lane], inputs[s.input_index]))
+                 for s in steps)
 
 
 def _link(position: int, output) -> Link:
@@ -273,6 +319,69 @@ def task_stream_times(scenario, order: Sequence[int]) -> Iterable[StreamTimeStep
 
 # --- intervals --------------------------------------------------------------------------------------
 
+@attrs.frozen
+class CloseRule:
+    """When a window of ``kind`` is closed, as Kafka checks it: once stream time > ``end +
+    offset`` (``strict``) or >= it. An :class:`Interval`'s ``close`` is the first stream time at
+    which the window is closed, ``end + offset + (1 if strict)``: where a task's stream-time line
+    reaches the close tick, the window is closed. ``text``: the rule in words, for the legend;
+    ``source``: the Kafka class (and rule name) that checks it."""
+
+    kind: IntervalKind
+    offset: str
+    strict: bool
+    text: str
+    source: str
+
+    def close(self, end: int, offset_ms: Optional[int]) -> Optional[int]:
+        return None if offset_ms is None else end + offset_ms + (1 if self.strict else 0)
+
+
+def _rule(kind: IntervalKind, what: str, edge: str, offset: str, strict: bool, source: str) -> CloseRule:
+    if strict:
+        text = f"{what} once stream time > {edge} + {offset} (| at {edge} + {offset} + 1)"
+    else:
+        text = f"{what} once stream time \u2265 {edge} + {offset} (| at {edge} + {offset})"
+    return CloseRule(kind, offset, strict, text, source)
+
+
+def join_close_rule(spec) -> CloseRule:
+    """``KStreamKStreamJoin``: with the spurious-result fix (``JoinWindows.ofTimeDifference*``,
+    time_difference_windows, KIP-633) a record still unmatched is padded with null (left/outer)
+    once ``ts + after + grace < stream time`` (``emitNonJoinedOuterRecords``); without it nothing
+    closes the window but the store's retention, at the same point (segment-wise)."""
+    if spec.window_api == "time_difference":
+        return _rule(IntervalKind.JOIN_WINDOW, "closed (unmatched: padded with null)" if spec.join != "inner"
+                     else "closed", "end", "grace", True, "KStreamKStreamJoin#emitNonJoinedOuterRecords (KIP-633)")
+    return _rule(IntervalKind.JOIN_WINDOW, "out of the store's retention", "end", "grace", True,
+                 "KStreamKStreamJoin, the window store's retention")
+
+
+#: a stream-table join's buffer emits a record once ``ts <= stream time - grace`` (every release with it)
+GRACE_BUFFER_RULE = _rule(IntervalKind.GRACE_BUFFER, "emitted from the buffer", "ts", "grace", False,
+                          "RocksDBTimeOrderedKeyValueBuffer#evictWhile (KIP-923)")
+#: ``KStreamWindowAggregate``: a window is live while ``end > stream time - grace``
+TIME_WINDOW_RULE = _rule(IntervalKind.TIME_WINDOW, "window [start, end) closed", "end", "grace", False,
+                         "KStreamWindowAggregate (KIP-328)")
+
+
+def session_close_rule(profile) -> CloseRule:
+    """``KStreamSessionWindowAggregate``: a merged session is late when its end is before
+    ``stream time - grace - gap`` (session_close_includes_gap, 3.0, KAFKA-12718; before: ``- grace``);
+    2.1-2.2.0 also when it ends at it (session_late_before_close, 2.2.1, KAFKA-8289). Emit on window
+    close forwards the sessions ending at most ``stream time - grace - gap - 1``: the same point."""
+    offset = "gap + grace" if profile.session_close_includes_gap else "grace"
+    return _rule(IntervalKind.SESSION_WINDOW, "session [start, end] closed", "end", offset,
+                 profile.session_late_before_close, "KStreamSessionWindowAggregate (KAFKA-12718, KAFKA-8289)")
+
+
+def sliding_close_rule(profile) -> CloseRule:
+    """``KStreamSlidingWindowAggregate``: a window is updated while ``end >= stream time - grace``
+    (sliding_window_close_inclusive, 3.3, KAFKA-13739; before: ``end > stream time - grace``)."""
+    return _rule(IntervalKind.SLIDING_WINDOW, "window [start, end] closed", "end", "grace",
+                 profile.sliding_window_close_inclusive, "KStreamSlidingWindowAggregate (KAFKA-13739)")
+
+
 def lost_windows(scenario, drops) -> Dict[Tuple[int, str, int, int], object]:
     """``(task, key_text, start, end) -> key`` of every window the run reports never emitted
     (an ``unemitted_window`` drop's explanation names its window; the task is the one of the
@@ -286,8 +395,36 @@ def lost_windows(scenario, drops) -> Dict[Tuple[int, str, int, int], object]:
     return lost
 
 
+def split_drops(drops) -> Tuple[Tuple[DropMark, ...], Tuple[DropMark, ...]]:
+    """The run's drops as (records dropped, windows lost). An ``unemitted_window`` "drop" is no
+    dropped record: its input was aggregated, and its close check found a window the store had
+    already expired (KAFKA-12960): the window is what was lost (drawn red among the windows)."""
+    marks = [DropMark(d.input_index, d.reason, d.why.describe() if d.why is not None else d.reason.message)
+             for d in drops]
+    return (tuple(m for m in marks if m.reason is not DropReason.UNEMITTED_WINDOW),
+            tuple(m for m in marks if m.reason is DropReason.UNEMITTED_WINDOW))
+
+
+def close_rules_of(scenario) -> Tuple[CloseRule, ...]:
+    """The close rule of each kind of window ``scenario`` draws (a graph: of its windowed
+    aggregations)."""
+    spec, profile = scenario.topology, scenario.profile
+    specs = [one for one, _ in _windowed_sinks(graph_plan(scenario))] if spec.operator == "graph" else [spec]
+    rules = {}
+    for one in specs:
+        rule = {"stream_stream_join": lambda: join_close_rule(one),
+                "stream_table_join": lambda: GRACE_BUFFER_RULE if one.grace_ms else None,
+                "window_aggregate": lambda: TIME_WINDOW_RULE, "windowed_table_join": lambda: TIME_WINDOW_RULE,
+                "session_aggregate": lambda: session_close_rule(profile),
+                "sliding_aggregate": lambda: sliding_close_rule(profile)}.get(one.operator, lambda: None)()
+        if rule is not None:
+            rules.setdefault(rule.kind, rule)
+    return tuple(rules.values())
+
+
 def intervals_of(scenario, outputs, dropped: set, lost: Optional[dict] = None) -> List[Interval]:
-    """The windows the topology keeps, each with its close point (see :class:`IntervalKind`);
+    """The windows and grace periods of ``scenario``'s operator (``dropped``: input indexes
+    dropped before any window; see :class:`IntervalKind`), each closing by its :class:`CloseRule`;
     ``lost``: the windows never emitted (:func:`lost_windows`), drawn even without an output."""
     lost = lost or {}
     spec, profile = scenario.topology, scenario.profile
@@ -295,44 +432,55 @@ def intervals_of(scenario, outputs, dropped: set, lost: Optional[dict] = None) -
     if operator == "stream_stream_join":
         return _join_windows(spec, profile, scenario.inputs, dropped)
     if operator == "stream_table_join" and spec.grace_ms:
-        return [Interval(IntervalKind.GRACE_BUFFER, r.partition, r.key, r.ts, r.ts, r.ts + spec.grace_ms, r.index)
+        return [Interval(IntervalKind.GRACE_BUFFER, r.partition, r.key, r.ts, r.ts,
+                         GRACE_BUFFER_RULE.close(r.ts, spec.grace_ms), r.index)
                 for r in scenario.inputs if r.topic == "left" and r.index not in dropped]
+    return _aggregation_windows(spec, profile, scenario.inputs, outputs, lost)
+
+
+def _aggregation_windows(spec, profile, inputs, outputs, lost: dict) -> List[Interval]:
+    """The windows of a windowed aggregation (or a windowed-table join) ``spec``."""
+    operator = spec.operator
     if operator in ("window_aggregate", "windowed_table_join"):
         window = spec.window
         grace = time_window_settings(profile, window.size_ms, window.grace_ms,
                                      getattr(spec, "retention_ms", None)).grace_ms
         return _time_windows(window.size_ms, window.advance_ms, grace, profile.time_windows_for_fixed,
-                             scenario.inputs, outputs, lost)
+                             inputs, outputs, lost)
     if operator == "session_aggregate":
         settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
-        return _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, outputs, lost)
+        return _reported_windows(session_close_rule(profile), settings.close_offset_ms, outputs, lost)
     if operator == "sliding_aggregate":
-        return _reported_windows(IntervalKind.SLIDING_WINDOW, spec.grace_ms, outputs, lost)
+        return _reported_windows(sliding_close_rule(profile), spec.grace_ms, outputs, lost)
     return []
 
 
 def _join_windows(spec, profile, inputs, dropped: set) -> List[Interval]:
     """Each joinable record's window: a left record L meets right records in
-    [L.ts - before, L.ts + after] (a right record R: [R.ts - after, R.ts + before]); the window
-    closes at its end + grace, when an unmatched left/outer record can be padded with null."""
+    [L.ts - before, L.ts + after] (a right record R: [R.ts - after, R.ts + before]), both ends
+    clamped at 0 as ``KStreamKStreamJoin`` fetches (``timeFrom = max(0, ts - before)``); it closes
+    by :func:`join_close_rule`."""
     window = spec.window
     grace = join_window_stores(profile, window.before_ms, window.after_ms, window.grace_ms,
                                spec.window_api == "time_difference").grace_ms
+    rule = join_close_rule(spec)
     out = []
     for r in inputs:
         if r.index in dropped and (r.key is None or r.value is None):
             continue  # dropped before the window store: it has no window
         before, after = (window.before_ms, window.after_ms) if r.topic == "left" else (window.after_ms, window.before_ms)
-        out.append(Interval(IntervalKind.JOIN_WINDOW, r.partition, r.key, r.ts - before, r.ts + after,
-                            r.ts + after + grace, r.index))
+        end = max(0, r.ts + after)
+        out.append(Interval(IntervalKind.JOIN_WINDOW, r.partition, r.key, max(0, r.ts - before), end,
+                            rule.close(end, grace), r.index))
     return out
 
 
 def _time_windows(size: int, advance: int, grace: Optional[int], windows_for_fixed: bool, inputs, outputs,
                   lost: dict) -> List[Interval]:
     """Every time window a record with a key falls in (``TimeWindows#windowsFor`` as the release
-    has it), per task and key (by its serialized identity), and every window an output names: a
-    window whose result was never emitted (``suppress`` that never fires) is drawn too."""
+    has it: no window starts before 0), per task and key (by its serialized identity), and every
+    window an output names: a window whose result was never emitted (``suppress`` that never
+    fires) is drawn too."""
     found = {}
     for r in inputs:
         if r.key is None:
@@ -344,12 +492,12 @@ def _time_windows(size: int, advance: int, grace: Optional[int], windows_for_fix
             found.setdefault((o.partition, key_text(o.key["key"]), o.key["start"]), (o.key["key"], o.key["end"]))
     for (task, identity, start, end), key in lost.items():
         found.setdefault((task, identity, start), (key, end))
-    return [Interval(IntervalKind.TIME_WINDOW, task, key, start, end, None if grace is None else end + grace,
+    return [Interval(IntervalKind.TIME_WINDOW, task, key, max(0, start), end, TIME_WINDOW_RULE.close(end, grace),
                      lost=(task, identity, start, end) in lost)
             for (task, identity, start), (key, end) in sorted(found.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0]))]
 
 
-def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, lost: dict) -> List[Interval]:
+def _reported_windows(rule: CloseRule, close_offset: Optional[int], outputs, lost: dict) -> List[Interval]:
     """The windows the outputs name (sessions and sliding windows depend on merges and on the
     records around them: the engine's outputs say which exist) and the ones the run reports
     never emitted (``lost``), each once; a window whose latest output is a tombstone was merged
@@ -363,7 +511,7 @@ def _reported_windows(kind: IntervalKind, close_offset: Optional[int], outputs, 
     out = []
     for where, (key, superseded) in sorted(windows.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
         task, _, start, end = where
-        out.append(Interval(kind, task, key, start, end, None if close_offset is None else end + close_offset,
+        out.append(Interval(rule.kind, task, key, max(0, start), end, rule.close(end, close_offset),
                             superseded=superseded, lost=where in lost))
     return out
 
@@ -401,15 +549,14 @@ def _graph_timeline(scenario) -> Timeline:
     failure = None
     if result.failure is not None:
         failure = FailureMark(result.failure.input_index, str(result.failure.message))
-    drops = tuple(DropMark(d.input_index, d.reason, d.why.describe() if d.why is not None else d.reason.message)
-                  for d in result.drops)
+    drops, lost_at = split_drops(result.drops)
     return Timeline(name=scenario.name, release=scenario.release, operator=topology.operator,
                     tasks=scenario.config.task_count, lanes=lanes, inputs=inputs, outputs=outputs,
-                    steps=tuple(graph_stream_times(scenario, taken)),
+                    steps=named_rows(graph_stream_times(scenario, taken), lanes, inputs),
                     intervals=tuple(graph_windows(scenario, plan, result.outputs,
                                                   lost_windows(scenario, result.drops))),
                     links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure,
-                    internal=internal)
+                    internal=internal, lost_at=lost_at, close_rules=close_rules_of(scenario))
 
 
 def graph_plan(scenario):
@@ -443,18 +590,18 @@ def _internal_mark(lane: int, index: int, ts: int, key, value, source: int) -> R
     if instruction is not None:
         value = {"pk": value.pk, "instruction": getattr(instruction, "name", str(instruction)),
                  "hash": _short_hash(value.hash)}
-        label = f"{_cut(_compact(key), LABEL_CHARS // 2)}:pk={_cut(_compact(value['pk']), LABEL_CHARS - 5)}"
+        label = f"{_cut(_compact(key), KEY_CHARS)}:pk={_cut(_compact(value['pk']), VALUE_CHARS - 3)}"
         return RecordMark(lane, index, ts, key, value, MarkKind.NULL_KEY if key is None else MarkKind.VALUE, label,
                           source)
     if hasattr(value, "new") and hasattr(value, "old"):  # KTable#groupBy's Change: the adder's and subtractor's
         new_value, old_value = value.new, value.old
         value = {"new": new_value, "old": old_value}
         both_null = new_value is None and old_value is None
-        side = (LABEL_CHARS - 3) // (1 if old_value is None or new_value is None else 2)
+        side = (VALUE_CHARS - 1) // (1 if old_value is None or new_value is None else 2)
         text = "null" if both_null else "\u2192".join(
             "" if v is None else _cut(_compact(v), side) for v in (old_value, new_value))
         kind = MarkKind.NULL_KEY if key is None else MarkKind.NULL_VALUE if both_null else MarkKind.VALUE
-        label = f"{_cut(_compact(key), LABEL_CHARS // 2)}:{_cut(text, LABEL_CHARS - 2)}"
+        label = f"{_cut(_compact(key), KEY_CHARS)}:{_cut(text, VALUE_CHARS)}"
         return RecordMark(lane, index, ts, key, value, kind, label, source)
     if hasattr(value, "foreign_value"):
         value = {"foreign_value": value.foreign_value, "hash": _short_hash(value.hash)}
@@ -506,18 +653,7 @@ def graph_windows(scenario, plan, outputs, lost: dict) -> List[Interval]:
     for n, (spec, topics) in enumerate(_windowed_sinks(plan)):
         mine = [o for o in outputs if o.topic in topics]
         own_lost = lost if n == 0 else {}
-        operator = spec.operator
-        if operator == "window_aggregate":
-            window = spec.window
-            grace = time_window_settings(profile, window.size_ms, window.grace_ms,
-                                         getattr(spec, "retention_ms", None)).grace_ms
-            out += _time_windows(window.size_ms, window.advance_ms, grace, profile.time_windows_for_fixed,
-                                 (), mine, own_lost)
-        elif operator == "session_aggregate":
-            settings = session_window_settings(profile, spec.gap_ms, spec.grace_ms, spec.retention_ms)
-            out += _reported_windows(IntervalKind.SESSION_WINDOW, settings.close_offset_ms, mine, own_lost)
-        elif operator == "sliding_aggregate":
-            out += _reported_windows(IntervalKind.SLIDING_WINDOW, spec.grace_ms, mine, own_lost)
+        out += _aggregation_windows(spec, profile, (), mine, own_lost)
     return out
 
 
