@@ -625,7 +625,7 @@ def _legends(top, bottom, timeline: Timeline) -> None:
     if IntervalKind.JOIN_WINDOW in kinds:
         handles.append(Line2D([], [], color="0.5", lw=4, alpha=0.35, label="join window"))
         handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1],
-                              label=_wrap(f"grace up to the close |: {rules[IntervalKind.JOIN_WINDOW].text}")))
+                              label=_wrap(f"grace to the close |: {rules[IntervalKind.JOIN_WINDOW].text}")))
     if IntervalKind.GRACE_BUFFER in kinds:
         handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1],
                               label=_wrap(f"grace buffer up to |: {rules[IntervalKind.GRACE_BUFFER].text}")))
@@ -643,8 +643,9 @@ def _legends(top, bottom, timeline: Timeline) -> None:
 
 
 def _wrap(text: str) -> str:
-    """A legend entry in lines that fit the legend's margin."""
-    return "\n".join(textwrap.wrap(text, LEGEND_CHARS))
+    """A legend entry in lines that fit the legend's margin; a sum (``end + gap + grace``) is
+    never broken (no-break spaces, which matplotlib draws as spaces)."""
+    return "\n".join(textwrap.wrap(text.replace(" + ", "\u00a0+\u00a0"), LEGEND_CHARS))
 
 
 # --- HTML ----------------------------------------------------------------------------------------------
