@@ -1,4 +1,4 @@
-"""Windowed aggregations at the edge of the long range (timestamps near ``Long.MAX_VALUE``), shared
+"""Windowed aggregations and joins at the edge of the long range (timestamps near ``Long.MAX_VALUE``), shared
 by the reference tests (``tests/reference/test_long_range_windows.py``) and the Spark ones
 (``tests/spark/test_spark_long_range_windows.py``): each case's scenario and the outputs, drops and
 failure derived in its comments from Kafka's code, which computes window bounds in Java longs.
@@ -234,6 +234,20 @@ CASES = {
         scenario(_windowed_join("outer", 20, 10, 25), _sides(("right", "k", "a", MAX - 50), ("right", "k", "b", MAX - 30))),
         [(wk("k", MAX - 42, MAX - 22), [None, 1], MAX - 50, 0), (wk("k", MAX - 32, MAX - 12), [None, 1], MAX - 50, 0)],
         [], (1, FailureCode.WINDOW_ILLEGAL_ARGUMENT)),
+    # --- the same operators inside graphs (the format-1 operators run as graph nodes) -----------
+    "graph-join-left-scan-3.9": (
+        scenario({"graph": [{"stream": "left", "id": "l"}, {"stream": "right", "id": "r"},
+                            {"from": "l", "left_join": {"other": "r", "joiner": "concat",
+                                                        "window": {"before_ms": 10, "after_ms": 10, "grace_ms": 100}}},
+                            {"to": "output"}]},
+                 _sides(("left", "k", "A", MAX - 20), ("left", "k2", "B", MAX - 5), ("right", "k", "a", MAX - 15))),
+        [("k", "A+null", MAX - 20, 1), ("k2", "B+null", MAX - 5, 1), ("k", "A+a", MAX - 15, 2)], [], None),
+    "graph-sliding-zero-3.9": (
+        scenario({"graph": [{"stream": "input"}, {"group_by_key": {}},
+                            {"windowed_by": {"sliding": {"time_difference_ms": 0, "grace_ms": 0}}}, {"count": {}},
+                            {"to_stream": {}}, {"to": "output"}]},
+                 _records(("k", "a", 5), ("k", "b", 7))),
+        [], [], (0, FailureCode.TIME_WINDOW_EMPTY)),
 }
 
 

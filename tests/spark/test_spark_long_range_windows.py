@@ -1,4 +1,4 @@
-"""Windowed aggregations at the edge of the long range on Spark: every case of
+"""Windowed aggregations and joins at the edge of the long range on Spark: every case of
 ``tests/long_range_windows_cases.py`` (outputs, drops and failure derived there from Kafka's code)
 in one batched job, byte-identical to the reference engine."""
 from __future__ import annotations
