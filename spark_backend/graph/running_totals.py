@@ -83,7 +83,8 @@ def _wrapped(total):
     return (shifted - two_63).cast("bigint")
 
 
-def _sum(contribution, frame):
+def running_sum(contribution, frame):
+    """The wrapped (Java long) sum of ``contribution`` over the window ``frame``, 0 when empty."""
     from pyspark.sql import functions as F
 
     return _wrapped(F.coalesce(F.sum(contribution.cast("decimal(38,0)")).over(frame), F.lit(0).cast("decimal(38,0)")))
@@ -109,8 +110,8 @@ def stream_totals(rows) -> flow.StageResult:
                           .cast("decimal(38,0)")).otherwise(integer_of(value))
     new_ts = F.when(F.col("ts_max"), F.max("ts").over(_upto_here())).otherwise(F.col("ts"))
     return flow.StageResult(emitted=flow.records(
-        rows, value=_sum(contribution, _upto_here()).cast("string"),
-        old=F.when(F.col("send_old"), _sum(contribution, _before_here()).cast("string")), ts=new_ts,
+        rows, value=running_sum(contribution, _upto_here()).cast("string"),
+        old=F.when(F.col("send_old"), running_sum(contribution, _before_here()).cast("string")), ts=new_ts,
         latest=F.lit(True)))
 
 
@@ -132,6 +133,6 @@ def table_totals(rows) -> flow.StageResult:
     ts_since_first_add = F.max(F.when(has_aggregate, F.col("ts"))).over(_upto_here())
     new_ts = F.when(had_aggregate & F.col("ts_max"), ts_since_first_add).otherwise(F.col("ts"))
     return flow.StageResult(emitted=flow.records(
-        rows, value=F.when(has_aggregate, _sum(contribution, _upto_here()).cast("string")),
-        old=F.when(F.col("send_old") & had_aggregate, _sum(contribution, _before_here()).cast("string")),
+        rows, value=F.when(has_aggregate, running_sum(contribution, _upto_here()).cast("string")),
+        old=F.when(F.col("send_old") & had_aggregate, running_sum(contribution, _before_here()).cast("string")),
         ts=new_ts, latest=F.lit(True)))

@@ -40,8 +40,10 @@ Rules (profile rule names in brackets; the reference: ``reference/graph/table_no
   to the repartition topic. A versioned table's out-of-order update (``latest`` false) is dropped
   (``out_of_order_versioned_update``) [``versioned_tables``].
 
-Costs: ``filter``, ``map_values`` and ``group_by`` are one Arrow Python UDF per arrival (the
-node's expressions looked up by ``(sid, node)``); a source whose store is not read is a
+Costs: ``filter``, ``map_values`` and ``group_by`` are projections of native columns
+(:mod:`spark_backend.graph.columns`; an Arrow Python UDF per arrival where an expression has none:
+a Python API callable, rows whose numbers may be floats; ``group_by``'s pairs are an array of
+structs, exploded); a source whose store is not read is a
 projection; one whose store is read is a shuffle by key, a sort and one Python pass (a window max before it for
 versioned tables), or, when its state is the key's last value alone (no emit-on-change, not versioned), a
 ``lag`` window (:mod:`spark_backend.graph.running_totals`). Record caches (``config.caching``) are
@@ -57,6 +59,7 @@ import attrs
 from kssim.reference.model.codes import DropReason
 from kssim.reference.model.graph import expressions as ex
 from kssim.reference.model.graph.nodes import FilterOp, MapValuesOp, TableSourceOp
+from kssim.reference.model.keys import key_text
 
 from kssim.spark_backend.graph import flow, keyed_fold, mappers, running_totals
 from kssim.spark_backend.graph.batch import Instance
@@ -251,8 +254,8 @@ def _same_group(new_key, old_key):
     come in another order (rare: those rows alone go through Python)."""
     from pyspark.sql import functions as F
 
-    maybe_reordered = (F.instr(new_key, "{") > 0) & (F.instr(old_key, "{") > 0) & \
-        (F.length(new_key) == F.length(old_key)) & (new_key != old_key)
+    maybe_reordered = F.coalesce((F.instr(new_key, "{") > 0) & (F.instr(old_key, "{") > 0) &
+                                 (F.length(new_key) == F.length(old_key)) & (new_key != old_key), F.lit(False))
     return maybe_reordered, F.coalesce(new_key == old_key, F.lit(False))
 
 
@@ -261,31 +264,58 @@ def table_group_by(arrivals, instances, batch) -> flow.StageResult:
     columns where the expressions have them), then the pairs as records, all in the JVM."""
     from pyspark.sql import functions as F
 
-    keys, values, key_forms, value_forms, rules = {}, {}, {}, {}, []
+    keys, values, forms, rules = {}, {}, {}, []
     for inst in instances:
         op, here = inst.node.op, (inst.sid, inst.index)
         keys[here] = _mapped(ex.compile_expr(op.key))
         values[here] = _mapped(ex.compile_expr(op.value))
-        key_forms[here] = mappers.form(batch, inst, op.key, non_null=True)
-        value_forms[here] = mappers.form(batch, inst, op.value, non_null=True)
+        forms[here] = (mappers.form(batch, inst, op.key, non_null=True),
+                       mappers.form(batch, inst, op.value, non_null=True))
         rules.append((inst.sid, inst.index) + attrs.astuple(_regroup_rules(inst)))
     flags = batch.frame(rules, "sid INT, node INT, single_record BOOLEAN, subtract_first BOOLEAN, "
                                "drop_not_latest BOOLEAN")
-    mapped = mappers.with_columns(
-        arrivals.join(F.broadcast(flags), ["sid", "node"]),
-        new_group=(mappers.native_expression(key_forms, as_key=True),
-                   lambda: mappers.expression(keys, as_key=True)),
-        new_grouped=(mappers.native_expression(value_forms), lambda: mappers.expression(values)),
-        old_group=(mappers.native_expression(key_forms, as_key=True, value="old"),
-                   lambda: mappers.expression(keys, as_key=True, value="old")),
-        old_grouped=(mappers.native_expression(value_forms, value="old"),
-                     lambda: mappers.expression(values, value="old")))
+    settled = arrivals.join(F.broadcast(flags), ["sid", "node"])
+    key_forms = {here: pair[0] for here, pair in forms.items()}
+    value_forms = {here: pair[1] for here, pair in forms.items()}
+    natives = dict(new_group=mappers.native_expression(key_forms, as_key=True),
+                   new_grouped=mappers.native_expression(value_forms),
+                   old_group=mappers.native_expression(key_forms, as_key=True, value="old"),
+                   old_grouped=mappers.native_expression(value_forms, value="old"))
+    if any(native is None for native in natives.values()):
+        # a Python API selector returns the pair in one call (its value is read right after its
+        # key, KTableRepartitionMap): one call per value, as Kafka makes it
+        mapped = _pairs_by_python(settled, keys, values)
+    else:  # the expressions are pure: each column by itself, natively where exact
+        mapped = mappers.with_columns(
+            settled, new_group=(natives["new_group"], lambda: mappers.expression(keys, as_key=True)),
+            new_grouped=(natives["new_grouped"], lambda: mappers.expression(values)),
+            old_group=(natives["old_group"], lambda: mappers.expression(keys, as_key=True, value="old")),
+            old_grouped=(natives["old_grouped"], lambda: mappers.expression(values, value="old")))
     new_key, old_key = F.col("new_group"), F.col("old_group")
     maybe_reordered, equal_texts = _same_group(new_key, old_key)
     json_equal = F.udf(_json_equal_texts, "boolean", useArrow=True)
     compared = mapped.filter(~maybe_reordered).withColumn("same_group", equal_texts).unionByName(
         mapped.filter(maybe_reordered).withColumn("same_group", json_equal(new_key, old_key)))
     return _regrouped(compared)
+
+
+def _pairs_by_python(rows, keys, values):
+    """``rows`` with the four mapped columns from one Python call per row: the key mapper then the
+    value mapper on the new value, then on the old one."""
+    from pyspark.sql import functions as F
+
+    def body(sid, node, k, v, o, a, b):
+        key, key_of, value_of = mappers.seen_key(k, a, b), keys[(sid, node)], values[(sid, node)]
+        out = []
+        for text in (v, o):
+            value = None if text is None else json.loads(text)
+            out += [key_text(key_of(key, value)), mappers.value_text(value_of(key, value))]
+        return out
+    pairs = F.udf(body, "array<string>", useArrow=True)(
+        F.col("sid"), F.col("node"), F.col("key"), F.col("value"), F.col("old"), F.col("wstart"), F.col("wend"))
+    with_pairs = rows.select("*", pairs.alias("pairs"))
+    return with_pairs.select(*rows.columns, *[F.col("pairs")[i].alias(name) for i, name in
+                                              enumerate(("new_group", "new_grouped", "old_group", "old_grouped"))])
 
 
 def _regrouped(rows) -> flow.StageResult:

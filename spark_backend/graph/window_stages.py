@@ -1,7 +1,9 @@
 """The stages of windowed aggregations and of ``KTable#suppress`` in topology graphs: the format-1
 Spark operators run on a node's arrivals, each (scenario, node) instance as a *virtual scenario*.
 
-A windowed aggregation node (``count``/``reduce``/``aggregate`` after ``windowed_by``) runs the
+A time-windowed ``count`` or ``sum`` emitting on update runs natively in 2.2+
+(:mod:`spark_backend.graph.window_totals`: running totals, no Python). Any other windowed
+aggregation node (``count``/``reduce``/``aggregate`` after ``windowed_by``) runs the
 very operator a format-1 ``window_aggregate`` / ``session_aggregate`` / ``sliding_aggregate``
 scenario runs (:mod:`spark_backend.windows`), and ``suppress`` runs format 1's suppress stage
 (:mod:`spark_backend.suppress`), so every release rule those read by name applies here unchanged:
@@ -46,7 +48,7 @@ from kssim.reference.model.graph.nodes import AggregateOp
 from kssim.reference.model.graph.plan import windowed_spec_above
 from kssim.reference.model.topology import TableTableJoinSpec
 
-from kssim.spark_backend.graph import flow
+from kssim.spark_backend.graph import flow, window_totals
 from kssim.spark_backend.graph.batch import Instance
 from kssim.spark_backend.graph.virtual import VirtualScenario, operator_rows
 
@@ -176,6 +178,23 @@ def windowed_aggregate(arrivals, instances: List[Instance], batch) -> flow.Stage
     from pyspark.sql import functions as F
 
     assert all(isinstance(i.node.op, AggregateOp) and i.node_plan.spec is not None for i in instances)
+    natives = [window_totals.settings(inst) for inst in instances]
+    native_rows = [row for row in natives if row is not None]
+    if not native_rows:
+        return _operated(arrivals, instances, batch)
+    native = window_totals.windowed_totals(arrivals, native_rows, batch)
+    others = [inst for inst, row in zip(instances, natives) if row is None]
+    if not others:
+        return native
+    settled = batch.frame([row[:2] for row in native_rows], "sid INT, node INT")
+    return flow.merged([native, _operated(arrivals.join(F.broadcast(settled), ["sid", "node"], "left_anti"),
+                                          others, batch)])
+
+
+def _operated(arrivals, instances: List[Instance], batch) -> flow.StageResult:
+    """The instances run by format 1's operators as virtual scenarios."""
+    from pyspark.sql import functions as F
+
     scenarios = [_aggregation_scenario(inst) for inst in instances]
     virtual = _virtual_frame(batch, instances, [True] * len(instances))
     # read by the operator and by the mapping back: computed once
@@ -227,6 +246,17 @@ def _suppress_scenario(inst: Instance, above) -> VirtualScenario:
     return VirtualScenario(spec, inst.profile, _one_task(inst.config))
 
 
+def _suppress_overrides(topics: tuple) -> dict:
+    """What a graph's suppress config row says unlike format 1's (read by a bounded buffer's
+    sequential pass, whose size estimate counts key and value bytes): the topics of its changes;
+    no joiner, as a change's value is the node's value as it is (``_changes``: ``n_l``; the
+    plain-key stand-in's joiner ``pair`` would measure ``[value, null]``); and graphs' one JSON
+    serde (a string key ``"k"`` is 3 bytes, not format 1's 1; an integer its decimal text, not 8)."""
+    from kssim.spark_backend.suppress import settings
+
+    return {settings.TOPICS_KEY: topics, settings.JOINER_KEY: (None, None), settings.JSON_SERDE_KEY: True}
+
+
 def _topic_sides(batch, instances: List[Instance], topics: List[tuple], numbered):
     """A ``side`` column: the index of the topic each change reached suppress under in its
     instance's topics (a read-back record: the repartition topic; else its input's topic)."""
@@ -274,7 +304,7 @@ def suppress(arrivals, instances: List[Instance], batch) -> flow.StageResult:
     numbered = _numbered(arrivals, _virtual_frame(batch, instances, [spec is not None for spec in above]))
     # read by the suppress stage (changes, rows) and by the mapping back: computed once
     numbered = _topic_sides(batch, instances, topics, numbered).localCheckpoint(eager=False)
-    configs, features = _configs(batch, scenarios, [{settings.TOPICS_KEY: t} for t in topics])
+    configs, features = _configs(batch, scenarios, [_suppress_overrides(t) for t in topics])
     rows = operator_rows(_records(numbered, side=F.col("topic_side"), ts=F.lit(NO_TIMESTAMP)), configs, features)
     return _results(suppressed(_changes(numbered), rows, configs, features), numbered)
 

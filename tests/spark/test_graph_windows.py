@@ -57,6 +57,22 @@ SCENARIOS = {
                                            {"suppress": {"until": "time_limit", "time_limit_ms": 100,
                                                          "buffer": {"max_records": 1, "when_full": "emit_early"}}}),
                                     [(S1, "a", 1, 0), (S1, "b", 1, 1), (S1, "a", 1, 2)]),
+    # window_totals (the JVM's running totals) on each side of its release rules: 2.2 forwards at
+    # the record's ts, 2.3 at the window's max; 2.1 (the task's stream time) runs the operator.
+    # One window of the late record (ts 6 at stream time 12, grace 0) is expired, the other live;
+    # the null key moves 2.1's stream time (the task's) only: there the last record is too late
+    **{f"hopping_count_{release}": scenario(
+        _graph({"group_by_key": {}}, _time(10, 5, 0), {"count": {}}),
+        [(S1, "a", 1, 7), (S1, "b", 1, 12), (S1, "a", 1, 6), (S1, None, 1, 30), (S1, "a", 1, 13)],
+        semantics=release) for release in ("2.1", "2.2", "2.3")},
+    # INT(v): anything but a JSON integer within a long adds 0; the sum wraps as a Java long
+    "hopping_sum_not_integers": scenario(
+        _graph({"group_by_key": {}}, _time(10, 5, 50), {"aggregate": "sum"}),
+        [(S1, "a", "7", 1), (S1, "a", 1.5, 2), (S1, "a", True, 3), (S1, "a", 1 << 63, 4),
+         (S1, "a", (1 << 63) - 1, 5), (S1, "a", 1, 6), (S1, "a", {"n": 1}, 7)]),
+    # a record whose last window would end past Long.MAX fails before any window is updated
+    "tumbling_count_long_max": scenario(_graph({"group_by_key": {}}, _time(10, 10, 0), {"count": {}}),
+                                        [(S1, "a", 1, 3), (S1, "a", 1, (1 << 63) - 5), (S1, "a", 1, 4)]),
     # the count reads a repartition topic: the buffered size counts that topic's name
     "suppress_bytes_after_repartition": scenario(
         _graph({"group_by": {"key": {"field": "g"}}}, {"count": {}},
@@ -110,6 +126,29 @@ def test_tumbling_count_drops_the_null_key_and_the_late_record(results):
     assert _outputs(r) == [(_w("a", 0, 10), 1, 1, 0), (_w("a", 0, 10), 2, 5, 1), (_w("a", 10, 20), 1, 12, 3)]
     assert [(i, reason) for i, reason, _ in _drops(r)] == [(2, DropReason.NULL_KEY), (4, DropReason.EXPIRED_WINDOW)]
     assert all(node == "graph[3] count" for _, _, node in _drops(r))
+
+
+def test_native_window_totals_follow_the_output_timestamp_rule(results):
+    """2.2: the record's ts; 2.3: the window's max record ts (KAFKA-6455). The late record (6, at
+    stream time 12) updates [5,15) only: [0,10) ended at 10 <= 12 - grace 0."""
+    for release, ts in (("2.2", 6), ("2.3", 7)):
+        assert [o for o in _outputs(results[f"hopping_count_{release}"]) if o[3] == 2] == [(_w("a", 5, 15), 2, ts, 2)]
+        assert [(i, reason) for i, reason, _ in _drops(results[f"hopping_count_{release}"])] == \
+            [(2, DropReason.EXPIRED_WINDOW), (3, DropReason.NULL_KEY)]
+    # 2.1: the null key's 30 is the task's stream time: both windows of the last record are closed
+    assert [(i, reason) for i, reason, _ in _drops(results["hopping_count_2.1"])][-2:] == \
+        [(4, DropReason.EXPIRED_WINDOW), (4, DropReason.EXPIRED_WINDOW)]
+
+
+def test_native_window_sum_adds_only_long_integers(results):
+    sums = [o[1] for o in _outputs(results["hopping_sum_not_integers"]) if o[0] == _w("a", 0, 10)]
+    assert sums == [0, 0, 0, 0, (1 << 63) - 1, -(1 << 63), -(1 << 63)]
+
+
+def test_native_window_at_long_max_fails_before_updating(results):
+    r = results["tumbling_count_long_max"]
+    assert _outputs(r) == [(_w("a", 0, 10), 1, 3, 0)]
+    assert _failure(r) == (1, FailureCode.WINDOW_ILLEGAL_ARGUMENT)
 
 
 def test_hopping_sum_forwards_by_window_start_and_folds_with_the_graph_sum(results):
