@@ -25,7 +25,7 @@ from kssim.reference.foreign_key.subscription_receive import SubscriptionReceive
 from kssim.reference.foreign_key.subscription_send import SubscriptionSend
 from kssim.reference.foreign_key.value_hash import HashCache
 from kssim.reference.graph.stream_nodes import Change, Processor
-from kssim.reference.graph.table_nodes import ForwardingContext, identity_of
+from kssim.reference.graph.table_nodes import ForwardingContext, identity_of, key_of
 from kssim.reference.joins import stream_stream, stream_table
 from kssim.reference.joins.table_source import TableSource
 from kssim.reference.joins.table_table import _KIP77_RULES, _LEGACY_RULES
@@ -68,7 +68,7 @@ class _GetterRows:
         self.table = table
 
     def get(self, key_id):
-        return self.table.get(None, key_id)
+        return self.table.get(key_of(key_id), key_id)
 
 
 class StreamTableJoin(Processor):
@@ -198,9 +198,9 @@ class ForeignKeyJoin(Processor):
             self.result_store = KeyValueStore()
             result_source = TableSource("result", self.result_store, True,
                                         emit_on_change=profile.ktable_emit_on_change)
-        self.response = ResponseJoin(settings, lambda pk_id: left.get(None, pk_id), hashes, result_source)
+        self.response = ResponseJoin(settings, lambda pk_id: left.get(key_of(pk_id), pk_id), hashes, result_source)
         store = SubscriptionStore()
-        self.receive = SubscriptionReceive(profile, store, SubscriptionJoin(lambda k_id: right.get(None, k_id),
+        self.receive = SubscriptionReceive(profile, store, SubscriptionJoin(lambda k_id: right.get(key_of(k_id), k_id),
                                                                            routing))
         self.applied = _AppliedUpdate(_store_behind(right))
         self.foreign = ForeignTableJoin(self.applied, store, routing, profile.versioned_tables and right_versioned)

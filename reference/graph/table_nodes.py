@@ -26,6 +26,8 @@ Rules (profile names in brackets):
 """
 from __future__ import annotations
 
+import json
+
 from kssim.reference.graph.stream_nodes import Change, Processor
 from kssim.reference.joins.table_source import TableSource
 from kssim.reference.model.codes import DropReason
@@ -44,6 +46,16 @@ _new_tuple = tuple.__new__  # a Change without the NamedTuple's generated __new_
 def identity_of(key):
     """A key's identity (:func:`reference.model.keys.key_identity`), ASCII strings inline."""
     return key if key.__class__ is str and key.isascii() else key_identity(key)
+
+
+def key_of(key_id):
+    """The key whose identity is ``key_id`` (:func:`identity_of`, under graphs' JSON serde): a
+    string is its own identity, any other key is (its type's name, its JSON bytes). For the format-1
+    stages that look a table up by identity only: a getter needs the key itself, as Kafka's
+    ``KTableMapValues`` and ``KTableFilter`` getters call the mapper or predicate with it."""
+    if key_id is None or key_id.__class__ is str:
+        return key_id
+    return json.loads(key_id[1])
 
 
 class MaterializedTableSource(Processor):

@@ -20,6 +20,8 @@ An entry's size is the shared model's :func:`reference.model.suppression.buffere
 (per release: [``suppress_buffer_compact_values``] from 2.4) of the key bytes, the prior, old and
 new value bytes (the value serde's bytes of the *result* value: the joiner is applied here, or
 the aggregate as it is) and the topic of the record being processed (``settings.record_topics``).
+The serde is the scenario's: format 1's per-type serdes, or a topology graph's one JSON serde
+(``settings.JSON_SERDE_KEY``), which writes the bytes the buffer measures and orders keys by.
 Buffer order and key identity are those of ``time_eviction``: (buffer time, key bytes, JSON type),
 the key text. Evicted entries are forwarded as there (``f1 = q``, ``f3`` = eviction count).
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import json
 
 from kssim.reference.model.codes import FailureCode
+from kssim.reference.model.keys import set_json_key_serde
 from kssim.reference.model.suppression import (JAVA_LONG_MAX, buffer_key_bytes, buffer_time, buffered_record_size,
                                          java_long, value_bytes)
 
@@ -156,6 +159,16 @@ def _evictions(buffer: TaskBuffer, change: dict):
     return out
 
 
+def _serialized_as_scenario(buffer: TaskBuffer, change: dict):
+    """:func:`_evictions` with the scenario's serde writing key and value bytes (a graph's: the
+    JSON serde); the worker may run format-1 scenarios next, so the serde is restored."""
+    previous = set_json_key_serde(buffer.scenario.json_serde)
+    try:
+        return _evictions(buffer, change)
+    finally:
+        set_json_key_serde(previous)
+
+
 def sequential_pass(scenarios):
     """The ``mapInArrow`` function; ``scenarios``: ``settings.SequentialScenario`` of the batch."""
     by_sid = {s.sid: s for s in scenarios}
@@ -171,7 +184,7 @@ def sequential_pass(scenarios):
                     task = (change["sid"], change["task"])
                     buffer = TaskBuffer(by_sid[change["sid"]])
                 if not buffer.failed:
-                    rows.extend(_evictions(buffer, change))
+                    rows.extend(_serialized_as_scenario(buffer, change))
             yield arrow_batch(rows, OUT_DDL)
 
     return run

@@ -50,6 +50,9 @@ _COLUMNS = (
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="suppress_observed_stream_time")
 #: keys of a config row that are no column (see the module docstring)
 PLAN_KEY, TOPICS_KEY, JOINER_KEY, CROSS_TASK_KEY = "_sup_plan", "_sup_topics", "_sup_joiner", "_sup_cross_task"
+#: a config row key: the sequential pass serializes keys and values with the one JSON serde of
+#: topology graphs (``reference.model.keys.json_key_serde``), not format 1's per-type serdes
+JSON_SERDE_KEY = "_sup_json_serde"
 
 #: the FK join's results reach suppress while its task processes the subscription response topic
 #: (``reference.foreign_key.instructions.RESPONSE_TOPIC``; a test keeps the two equal)
@@ -110,13 +113,15 @@ def config_fields(scenario) -> dict:
 @attrs.frozen
 class SequentialScenario:
     """What the sequential pass needs of one scenario: its plan, the record topic per input side,
-    and its joiner (name or callable; None for an aggregation) with the separator."""
+    its joiner (name or callable; None for an aggregation) with the separator, and whether its
+    serde is graphs' JSON serde (``JSON_SERDE_KEY``: the bytes the buffer measures and orders by)."""
 
     sid: int
     plan: object
     topics: tuple
     joiner: object
     separator: object
+    json_serde: bool = False
 
 
 @attrs.frozen
@@ -150,7 +155,8 @@ class Features:
         config_rows = list(config_rows)
         rows = [r for r in config_rows if r.get("sup")]
         set_based = [r for r in rows if not r["sup_sequential"]]
-        sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY])
+        sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY],
+                                              json_serde=r.get(JSON_SERDE_KEY, False))
                            for r in rows if r["sup_sequential"])
         return cls(sids=tuple(r["sid"] for r in rows), everything=len(rows) == len(config_rows),
                    window_end=any(r["sup_window_end"] for r in set_based),
