@@ -5,15 +5,19 @@ Two panels share the time axis (x = timestamp, ms):
 - **records** (top): a lane per input topic partition with each input at its timestamp, the
   aggregation windows (bar = window, thin line = grace, tick = close point) when the topology
   keeps windows, and a lane per output topic partition; a grey arrow runs from each output back
-  to the input whose processing emitted it; drops are red crosses with their reason code. A
+  to the input whose processing emitted it; drops are red crosses with their reason code (an
+  input whose close check found its window expired, ``unemitted_window``, is not one: that
+  window is drawn red, "never emitted"). A
   topology graph also has a lane per internal topic (repartition, foreign-key subscription and
   response topics, grey) between the inputs and the windows, each record there joined to its
   input by a dotted line.
-- **processing order** (bottom): one row per processed input, top to bottom; each input's dot at
-  its timestamp, its join window (bar) and grace (thin line up to the close tick) on its row,
-  the outputs it emitted (diamonds), the internal records it caused (small grey squares), and
-  one step line per task: the task's stream time after each row. Where a stream-time line
-  passes a close tick, that window closed.
+- **processing order** (bottom): one row per processed input, top to bottom, named by its
+  record (``left k:A@3``); each input's dot at its timestamp, its join window (bar) and grace
+  (thin line up to the close tick) on its row, the outputs it emitted (diamonds), the internal
+  records it caused (small grey squares), and one step line per task: the task's stream time
+  after each row. A close tick is the first stream time at which the window is closed (the
+  model's ``CloseRule``, whose words the legend shows): where a stream-time line reaches it, that
+  window is closed.
 
 Labels never overprint: each is placed where its measured extent (the renderer's) overlaps no
 text placed before it, trying a few staggered offsets, else left out (:func:`place_labels`);
@@ -204,13 +208,16 @@ def _x_range(timeline: Timeline) -> Tuple[Tuple[float, float], List[int]]:
     beyond the records (a legacy 1-day grace would squash everything): those are clipped, and
     returned so that the picture says where they are."""
     ts = [m.ts for m in timeline.inputs] + [m.ts for m in timeline.outputs]
-    ts += [v for iv in timeline.intervals for v in (iv.start, iv.end)]
+    # a join window whose upper bound wrapped past Long.MAX_VALUE is [start, 0] (Kafka's fetch
+    # finds nothing), closed at once (0): it does not stretch the picture down to 0
+    kept = [iv for iv in timeline.intervals if iv.end >= iv.start]
+    ts += [v for iv in kept for v in (iv.start, iv.end)]
     if not ts:
         ts = [0]
     low, high = min(ts), max(ts)
     span = max(high - low, 1)
     limit = high + 4 * span  # a grace a few times the records' span still shows
-    closes = [iv.close for iv in timeline.intervals if iv.close is not None]
+    closes = [iv.close for iv in kept if iv.close is not None]
     high = max([high] + [c for c in closes if c <= limit])
     clipped = sorted({c for c in closes if c > limit})
     pad = max((high - low) * 0.04, 0.5)

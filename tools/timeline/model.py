@@ -36,6 +36,7 @@ from kssim.reference.model.keys import key_text
 from kssim.reference.model.render import show
 from kssim.reference.model.windows import window_starts
 from kssim.reference.model.scenario import OUTPUT_TOPIC
+from kssim.reference.model.suppression import JAVA_LONG_MAX, java_long
 from kssim.reference.model.topology import input_topics, output_topics
 
 #: a label's key and value longer than these are cut (at a token, with an ellipsis): a lane holds
@@ -456,10 +457,11 @@ def _aggregation_windows(spec, profile, inputs, outputs, lost: dict) -> List[Int
 
 
 def _join_windows(spec, profile, inputs, dropped: set) -> List[Interval]:
-    """Each joinable record's window: a left record L meets right records in
-    [L.ts - before, L.ts + after] (a right record R: [R.ts - after, R.ts + before]), both ends
-    clamped at 0 as ``KStreamKStreamJoin`` fetches (``timeFrom = max(0, ts - before)``); it closes
-    by :func:`join_close_rule`."""
+    """Each joinable record's window as ``KStreamKStreamJoin`` fetches it: a left record L meets
+    right records in [max(0, L.ts - before), max(0, L.ts + after)] (a right record R:
+    [R.ts - after, R.ts + before], since 0.10.1 [right_join_swaps_window_bounds]), the sums Java
+    longs (a wrapped upper bound is 0: the fetch finds nothing); it closes by
+    :func:`join_close_rule` (a close sum that wraps is closed at once: 0)."""
     window = spec.window
     grace = join_window_stores(profile, window.before_ms, window.after_ms, window.grace_ms,
                                spec.window_api == "time_difference").grace_ms
@@ -468,10 +470,13 @@ def _join_windows(spec, profile, inputs, dropped: set) -> List[Interval]:
     for r in inputs:
         if r.index in dropped and (r.key is None or r.value is None):
             continue  # dropped before the window store: it has no window
-        before, after = (window.before_ms, window.after_ms) if r.topic == "left" else (window.after_ms, window.before_ms)
-        end = max(0, r.ts + after)
-        out.append(Interval(IntervalKind.JOIN_WINDOW, r.partition, r.key, max(0, r.ts - before), end,
-                            rule.close(end, grace), r.index))
+        swapped = r.topic != "left" and profile.right_join_swaps_window_bounds
+        before, after = (window.after_ms, window.before_ms) if swapped else (window.before_ms, window.after_ms)
+        start, upper = java_long(r.ts - before), java_long(r.ts + after)
+        close = rule.close(upper, grace)
+        if close is not None and (upper < 0 or upper + grace > JAVA_LONG_MAX):
+            close = 0  # the close sum wraps: Kafka counts the record as closed at once
+        out.append(Interval(IntervalKind.JOIN_WINDOW, r.partition, r.key, max(0, start), max(0, upper), close, r.index))
     return out
 
 
