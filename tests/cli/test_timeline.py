@@ -187,6 +187,28 @@ def test_join_windows_are_clamped_at_zero(seed_left):
     assert [(iv.start, iv.end) for iv in hopping.intervals] == [(0, 10)]
 
 
+@pytest.mark.parametrize("semantics,window,joined", [("0.10.2", (30, 55), True), ("0.10.0", (45, 70), False)])
+def test_a_right_record_s_window_is_the_one_its_lookup_uses(semantics, window, joined):
+    # before 5, after 20: a right record looks back "after" ms since 0.10.1 (KAFKA-4153), so R@50
+    # finds L@31 in 0.10.2; 0.10.0 gave it the left side's bounds, and it does not
+    tl = build_timeline(_scenario(semantics, {"operator": "stream_stream_join", "join": "inner",
+                                              "window": {"before_ms": 5, "after_ms": 20}},
+                                  [{"topic": "left", "key": "k", "value": "L", "ts": 31},
+                                   {"topic": "right", "key": "k", "value": "R", "ts": 50}]))
+    right = next(iv for iv in tl.intervals if iv.input_index == 1)
+    assert (right.start, right.end) == window
+    assert (right.start <= 31 <= right.end) is joined and bool(tl.outputs) is joined
+
+
+def test_a_join_window_whose_upper_bound_wraps_is_empty_and_closed_at_once():
+    # B@Long.MAX-5 + after 10 wraps: Kafka's fetch is [ts - before, max(0, wrapped)] = [.., 0],
+    # which finds nothing, and the record counts as closed: B-null comes out at once
+    tl = timeline_of(os.path.join(ROOT, "scenarios", "features", "stream-stream-left-upper-bound-wraps-3.9.yaml"))
+    b = next(iv for iv in tl.intervals if iv.input_index == 1)
+    assert (b.end, b.close) == (0, 0) and b.start > 0
+    assert [(o.value, link.input_index) for o, link in zip(tl.outputs, tl.links)][1] == ("B-null", 1)
+
+
 def test_rows_name_their_record(seed_left):
     assert [s.label for s in seed_left.steps[:3]] == ["left k:null@1", "right k:null@2", "left k:A@3"]
     assert seed_left.steps[17].label == "right k:f@80"
@@ -311,10 +333,15 @@ def _drawn_text_boxes(monkeypatch, timeline, dpi=110):
         plt.close(fig)
 
 
-@pytest.mark.parametrize("which", ["dense", "seed", "hopping", "sessions"])
+GRAPH_WINDOWS = os.path.join(ROOT, "scenarios", "cookbook", "13-orders-per-customer-3.9.yaml")
+FAILING = os.path.join(ROOT, "scenarios", "features", "session-sum-null-value-fails-3.9.json")
+
+
+@pytest.mark.parametrize("which", ["dense", "seed", "hopping", "sessions", "graph", "failing"])
 def test_no_two_drawn_texts_overlap(monkeypatch, which):
     timeline = {"dense": _dense_timeline, "seed": lambda: timeline_of(SEED_LEFT),
-                "hopping": lambda: timeline_of(HOPPING), "sessions": lambda: timeline_of(SESSIONS)}[which]()
+                "hopping": lambda: timeline_of(HOPPING), "sessions": lambda: timeline_of(SESSIONS),
+                "graph": lambda: timeline_of(GRAPH_WINDOWS), "failing": lambda: timeline_of(FAILING)}[which]()
     drawn, frame = _drawn_text_boxes(monkeypatch, timeline)
     labels = {m.label for m in timeline.inputs + timeline.outputs}
     assert len([t for t, _ in drawn if t in labels]) >= min(10, len(labels) // 3)  # labels are drawn at all
