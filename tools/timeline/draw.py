@@ -243,7 +243,7 @@ class Labels:
     collection id -> one text per point, in the collection's order)."""
 
     #: ranks: what must be read first claims room first
-    FAILURE, WINDOW_HEADER, DROP, INPUT, RECORD, WINDOW, STACKED = range(7)
+    FAILURE, DROP, INPUT, RECORD, WINDOW, STACKED = range(6)
 
     def __init__(self) -> None:
         self.entries: List[Tuple[int, int, Text, Tuple[Tuple[float, float], ...]]] = []
@@ -456,7 +456,7 @@ def _draw_drops(ax, timeline: Timeline, marks: List[RecordMark], codes: Dict[int
     for m in marks:
         text = ax.annotate("+".join(codes[m.index]), (m.ts, low), xytext=(0, -9), textcoords="offset points",
                            ha="center", va="top", fontsize=LABEL_SIZE - 0.5, color=DROP_COLOUR, zorder=4)
-        labels.add(text, Labels.DROP, record_title(timeline, LaneKind.INPUT, m), ((0, -9), (0, -17), (0, -25)))
+        labels.add(text, Labels.DROP, record_title(timeline, LaneKind.INPUT, m), ((0, -9), (0, -17)))
 
 
 def _draw_links(ax, timeline: Timeline, ys) -> None:
@@ -510,10 +510,6 @@ def _draw_windows(top, bottom, timeline: Timeline, windows, rows: List[int], row
         label = top.annotate(cut_label(text, WINDOW_LABEL_CHARS), (iv.start, y), xytext=(1, 3),
                              textcoords="offset points", fontsize=LABEL_SIZE - 0.5, color="0.25", va="bottom")
         labels.add(label, Labels.WINDOW, window_title(iv, text, rules.get(iv.kind)))
-    header = top.annotate("windows (bar), grace to the close (|)", (xlim[0], rows_y[0] + 0.3),
-                          xytext=(0, 0), textcoords="offset points", fontsize=LABEL_SIZE, color="0.35",
-                          va="bottom", annotation_clip=False)
-    labels.add(header, Labels.WINDOW_HEADER, "windows (bar), grace to the close (|)")
     closes = sorted({iv.close for iv in windows if iv.close is not None})
     if len(closes) <= 40:
         for c in closes:
@@ -621,6 +617,9 @@ def _legends(top, bottom, timeline: Timeline) -> None:
         handles.append(Line2D([], [], color="0.45", lw=0.8, label="output \u2190 input that emitted it"))
     if timeline.internal:
         handles.append(Line2D([], [], color=INTERNAL_COLOUR, lw=0.8, ls=":", label="internal record \u2190 its input"))
+    if any(iv.input_index is None for iv in timeline.intervals):
+        handles.append(Line2D([], [], color="0.5", lw=5, alpha=0.75, label="window (one row per window)"))
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="its grace, up to the close |"))
     if any(iv.lost for iv in timeline.intervals):
         handles.append(Line2D([], [], color=DROP_COLOUR, lw=4, alpha=0.75, label="window never emitted (expired)"))
     top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
