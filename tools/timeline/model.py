@@ -406,11 +406,11 @@ def split_drops(drops) -> Tuple[Tuple[DropMark, ...], Tuple[DropMark, ...]]:
             tuple(m for m in marks if m.reason is DropReason.UNEMITTED_WINDOW))
 
 
-def close_rules_of(scenario) -> Tuple[CloseRule, ...]:
-    """The close rule of each kind of window ``scenario`` draws (a graph: of its windowed
-    aggregations)."""
+def close_rules_of(scenario, plan=None) -> Tuple[CloseRule, ...]:
+    """The close rule of each kind of window ``scenario`` draws (a graph, whose compiled ``plan``
+    is given: of its windowed aggregations)."""
     spec, profile = scenario.topology, scenario.profile
-    specs = [one for one, _ in _windowed_sinks(graph_plan(scenario))] if spec.operator == "graph" else [spec]
+    specs = [one for one, _ in _windowed_sinks(plan)] if spec.operator == "graph" else [spec]
     rules = {}
     for one in specs:
         rule = {"stream_stream_join": lambda: join_close_rule(one),
@@ -561,7 +561,7 @@ def _graph_timeline(scenario) -> Timeline:
                     intervals=tuple(graph_windows(scenario, plan, result.outputs,
                                                   lost_windows(scenario, result.drops))),
                     links=tuple(_link(i, o) for i, o in enumerate(result.outputs)), drops=drops, failure=failure,
-                    internal=internal, lost_at=lost_at, close_rules=close_rules_of(scenario))
+                    internal=internal, lost_at=lost_at, close_rules=close_rules_of(scenario, plan))
 
 
 def graph_plan(scenario):
