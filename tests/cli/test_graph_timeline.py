@@ -109,6 +109,9 @@ def test_windows_of_a_graph_s_windowed_aggregation():
     first = sessions.intervals[0]
     # 3.9: closed once stream time > end + gap + grace
     assert (first.key, first.start, first.end, first.close) == ("k1", 4, 4, 13)
+    assert [(r.kind, r.strict, r.offset) for r in sessions.close_rules] == [
+        (IntervalKind.SESSION_WINDOW, True, "gap + grace")]
+    assert "> end + gap + grace (| at end + gap + grace + 1)" in sessions.close_rules[0].text
     assert any(iv.superseded for iv in sessions.intervals)  # a session merged away (its tombstone)
     # a stream-stream join, then a time-windowed aggregation whose first windows are never emitted
     windows = timeline_of(JOIN_THEN_WINDOW).intervals
