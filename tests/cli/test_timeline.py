@@ -354,6 +354,38 @@ def test_no_two_drawn_texts_overlap(monkeypatch, which):
             assert not overlap, (text, other)
 
 
+def test_timestamps_near_long_max_are_drawn_from_an_origin():
+    # floats hold milliseconds exactly only up to 2^52: near Long.MAX_VALUE the axis counts from
+    # the first record, so records 5 ms apart stay 5 ms apart
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    tl = timeline_of(os.path.join(ROOT, "scenarios", "features", "stream-stream-left-upper-bound-wraps-3.9.yaml"))
+    origin = min(m.ts for m in tl.inputs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns of a singular axis without the origin
+        fig = figure(tl)
+    try:
+        top, bottom = fig.axes
+        assert bottom.get_xlabel() == f"timestamp - {origin} (ms)"
+        xs = sorted(x for collection in top.collections for x, _ in collection.get_offsets())
+        assert {round(x) for x in xs} == {m.ts - origin for m in tl.inputs + tl.outputs}
+    finally:
+        plt.close(fig)
+    assert figure_xlabel(timeline_of(SEED_LEFT)) == "timestamp (ms)"
+
+
+def figure_xlabel(timeline) -> str:
+    import matplotlib.pyplot as plt
+
+    fig = figure(timeline)
+    try:
+        return fig.axes[1].get_xlabel()
+    finally:
+        plt.close(fig)
+
+
 def test_svg_and_html_are_byte_identical_for_the_same_timeline():
     timeline = _dense_timeline()
     assert render(timeline, "svg") == render(timeline, "svg")

@@ -34,6 +34,7 @@ import re
 import textwrap
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import attrs
 import matplotlib
 
 matplotlib.use("Agg")  # headless: never open a window, whatever the environment says
@@ -100,6 +101,8 @@ def render(timeline: Timeline, fmt: str, dpi: int = 110) -> bytes:
 def figure(timeline: Timeline, dpi: int = 110) -> Figure:
     """The figure of ``timeline`` (close it with ``plt.close``), its labels placed for ``dpi``;
     ``fig.kssim_labels``: its :class:`Labels` (the hover texts of the HTML page)."""
+    origin = time_origin(timeline)
+    timeline = shifted(timeline, origin)
     windows = [iv for iv in timeline.intervals if iv.input_index is None]
     window_rows = _pack_rows(windows)
     lanes_y, windows_y, outputs_top = _lane_positions(timeline, max(window_rows, default=-1) + 1)
@@ -131,7 +134,7 @@ def figure(timeline: Timeline, dpi: int = 110) -> Figure:
     tasks = f", {timeline.tasks} tasks" if timeline.tasks > 1 else ""
     top.set_title(f"{timeline.name}\nKafka {timeline.release}, {timeline.operator}{tasks}: {count}",
                   fontsize=10, loc="left")
-    bottom.set_xlabel("timestamp (ms)")
+    bottom.set_xlabel(f"timestamp - {origin} (ms)" if origin else "timestamp (ms)")
     _legends(top, bottom, timeline)
     place_labels(fig, labels)
     fig.kssim_labels = labels
@@ -139,6 +142,37 @@ def figure(timeline: Timeline, dpi: int = 110) -> Figure:
 
 
 # --- layout ---------------------------------------------------------------------------------------
+
+#: matplotlib draws in floats: beyond 2^52 ms neighbouring timestamps would share a position
+FLOAT_EXACT_MS = 1 << 52
+
+
+def time_origin(timeline: Timeline) -> int:
+    """0, or for timestamps beyond what a float holds to the millisecond (near Long.MAX_VALUE)
+    the smallest record timestamp: the picture's x axis then counts from it."""
+    ts = [m.ts for m in timeline.inputs + timeline.outputs + timeline.internal]
+    if not ts or max(abs(t) for t in ts) < FLOAT_EXACT_MS:
+        return 0
+    return min(ts)
+
+
+def shifted(timeline: Timeline, origin: int) -> Timeline:
+    """``timeline`` with every time ``origin`` earlier (the labels keep the real timestamps)."""
+    if not origin:
+        return timeline
+
+    def at(value):
+        return None if value is None else value - origin
+
+    return attrs.evolve(
+        timeline,
+        inputs=tuple(attrs.evolve(m, ts=m.ts - origin) for m in timeline.inputs),
+        outputs=tuple(attrs.evolve(m, ts=m.ts - origin) for m in timeline.outputs),
+        internal=tuple(attrs.evolve(m, ts=m.ts - origin) for m in timeline.internal),
+        steps=tuple(attrs.evolve(s, ts=s.ts - origin, stream_time=at(s.stream_time)) for s in timeline.steps),
+        intervals=tuple(attrs.evolve(iv, start=iv.start - origin, end=iv.end - origin, close=at(iv.close))
+                        for iv in timeline.intervals))
+
 
 def lane_name(label: str) -> str:
     """A lane's name as drawn: a long one (a graph's internal topic,
@@ -502,7 +536,7 @@ def _draw_windows(top, bottom, timeline: Timeline, windows, rows: List[int], row
             top.plot([iv.start, iv.end], [y, y], color=colour, lw=5, alpha=alpha, solid_capstyle="butt", zorder=2)
         else:  # a one-record session [ts, ts]: a dot, not an invisible bar
             top.plot([iv.start], [y], marker="o", markersize=5, color=colour, alpha=alpha, zorder=2)
-        if iv.close is not None:
+        if iv.close is not None and iv.close >= iv.end:  # a wrapped close (0) is closed at once: no grace
             top.plot([iv.end, iv.close], [y, y], color=colour, lw=1, alpha=alpha, zorder=2)
             top.plot([iv.close], [y], marker="|", markersize=9, color=colour, alpha=max(alpha, 0.5), zorder=2)
         text = show(iv.key) + (f" (task {iv.task})" if several_tasks else "") + (" merged" if iv.superseded else "") \
@@ -546,7 +580,7 @@ def _draw_processing(ax, timeline: Timeline) -> None:
         if iv.end > iv.start:
             bars.append(((iv.start, y), (iv.end, y)))
             bar_colours.append(colour)
-        if iv.close is not None:
+        if iv.close is not None and iv.close >= iv.end:  # a wrapped close (0) is closed at once: no grace
             graces.append(((iv.end, y), (iv.close, y)))
             grace_colours.append(colour)
             ticks.setdefault(colour, []).append((iv.close, y))
