@@ -241,10 +241,10 @@ def _mark(lane: int, index: int, ts: int, key, value, source: Optional[int] = No
 def record_label(key, value) -> str:
     """``k:A``; a windowed key reads ``k[0,10]:2``, a joined pair ``k:A,a``; long texts are cut."""
     if _windowed(key):
-        key_text = f"{_cut(_compact(key['key']), KEY_CHARS)}[{key['start']},{key['end']}]"
+        key_text = f"{cut_label(_compact(key['key']), KEY_CHARS)}[{key['start']},{key['end']}]"
     else:
-        key_text = _cut(_compact(key), KEY_CHARS)
-    return f"{key_text}:{_cut(_compact(value), VALUE_CHARS)}"
+        key_text = cut_label(_compact(key), KEY_CHARS)
+    return f"{key_text}:{cut_label(_compact(value), VALUE_CHARS)}"
 
 
 def _compact(value) -> str:
@@ -279,8 +279,6 @@ def cut_label(text: str, limit: int) -> str:
     return kept.rstrip() + "\u2026"
 
 
-_cut = cut_label
-
 
 def row_label(lane: Lane, mark: RecordMark) -> str:
     """A processing row's name: the record in short, ``left k:A@5`` (lane, key:value, timestamp)."""
@@ -288,6 +286,7 @@ def row_label(lane: Lane, mark: RecordMark) -> str:
 
 
 def named_rows(steps: Iterable[StreamTimeStep], lanes, inputs) -> Tuple[StreamTimeStep, ...]:
+    """``steps``, each named by its input (:func:`row_label`)."""
     return tuple(attrs.evolve(s, label=row_label(lanes[inputs[s.input_index].lane], inputs[s.input_index]))
                  for s in steps)
 
@@ -595,7 +594,7 @@ def _internal_mark(lane: int, index: int, ts: int, key, value, source: int) -> R
     if instruction is not None:
         value = {"pk": value.pk, "instruction": getattr(instruction, "name", str(instruction)),
                  "hash": _short_hash(value.hash)}
-        label = f"{_cut(_compact(key), KEY_CHARS)}:pk={_cut(_compact(value['pk']), VALUE_CHARS - 3)}"
+        label = f"{cut_label(_compact(key), KEY_CHARS)}:pk={cut_label(_compact(value['pk']), VALUE_CHARS - 3)}"
         return RecordMark(lane, index, ts, key, value, MarkKind.NULL_KEY if key is None else MarkKind.VALUE, label,
                           source)
     if hasattr(value, "new") and hasattr(value, "old"):  # KTable#groupBy's Change: the adder's and subtractor's
@@ -604,9 +603,9 @@ def _internal_mark(lane: int, index: int, ts: int, key, value, source: int) -> R
         both_null = new_value is None and old_value is None
         side = (VALUE_CHARS - 1) // (1 if old_value is None or new_value is None else 2)
         text = "null" if both_null else "\u2192".join(
-            "" if v is None else _cut(_compact(v), side) for v in (old_value, new_value))
+            "" if v is None else cut_label(_compact(v), side) for v in (old_value, new_value))
         kind = MarkKind.NULL_KEY if key is None else MarkKind.NULL_VALUE if both_null else MarkKind.VALUE
-        label = f"{_cut(_compact(key), KEY_CHARS)}:{_cut(text, VALUE_CHARS)}"
+        label = f"{cut_label(_compact(key), KEY_CHARS)}:{cut_label(text, VALUE_CHARS)}"
         return RecordMark(lane, index, ts, key, value, kind, label, source)
     if hasattr(value, "foreign_value"):
         value = {"foreign_value": value.foreign_value, "hash": _short_hash(value.hash)}
