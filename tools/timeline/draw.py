@@ -653,7 +653,8 @@ def _legends(top, bottom, timeline: Timeline) -> None:
         handles.append(Line2D([], [], color=INTERNAL_COLOUR, lw=0.8, ls=":", label="internal record \u2190 its input"))
     if any(iv.input_index is None for iv in timeline.intervals):
         handles.append(Line2D([], [], color="0.5", lw=5, alpha=0.75, label="window (one row per window)"))
-        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1], label="its grace, up to the close |"))
+        handles.append(Line2D([], [], color="0.5", lw=1, marker="|", markevery=[1],
+                              label="its grace, up to the close |"))
     if any(iv.lost for iv in timeline.intervals):
         handles.append(Line2D([], [], color=DROP_COLOUR, lw=4, alpha=0.75, label="window never emitted (expired)"))
     top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)

@@ -351,8 +351,9 @@ def join_close_rule(spec) -> CloseRule:
     once ``ts + after + grace < stream time`` (``emitNonJoinedOuterRecords``); without it nothing
     closes the window but the store's retention, at the same point (segment-wise)."""
     if spec.window_api == "time_difference":
-        return _rule(IntervalKind.JOIN_WINDOW, "closed (a record left unmatched is padded with null)" if spec.join != "inner"
-                     else "closed", "end", "grace", True, "KStreamKStreamJoin#emitNonJoinedOuterRecords (KIP-633)")
+        what = "closed" if spec.join == "inner" else "closed (a record left unmatched is padded with null)"
+        return _rule(IntervalKind.JOIN_WINDOW, what, "end", "grace", True,
+                     "KStreamKStreamJoin#emitNonJoinedOuterRecords (KIP-633)")
     return _rule(IntervalKind.JOIN_WINDOW, "out of the store's retention", "end", "grace", True,
                  "KStreamKStreamJoin, the window store's retention")
 
