@@ -254,7 +254,7 @@ def _suppress_overrides(topics: tuple) -> dict:
     serde (a string key ``"k"`` is 3 bytes, not format 1's 1; an integer its decimal text, not 8)."""
     from kssim.spark_backend.suppress import settings
 
-    return {settings.TOPICS_KEY: topics, settings.JOINER_KEY: (None, None), settings.JSON_SERDE_KEY: True}
+    return {settings.TOPICS_KEY: topics, settings.JOINER_KEY: (None, None), "sup_json_serde": True}
 
 
 def _topic_sides(batch, instances: List[Instance], topics: List[tuple], numbered):

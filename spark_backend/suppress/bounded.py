@@ -21,7 +21,7 @@ An entry's size is the shared model's :func:`reference.model.suppression.buffere
 new value bytes (the value serde's bytes of the *result* value: the joiner is applied here, or
 the aggregate as it is) and the topic of the record being processed (``settings.record_topics``).
 The serde is the scenario's: format 1's per-type serdes, or a topology graph's one JSON serde
-(``settings.JSON_SERDE_KEY``), which writes the bytes the buffer measures and orders keys by.
+(``sup_json_serde``), which writes the bytes the buffer measures and orders keys by.
 Buffer order and key identity are those of ``time_eviction``: (buffer time, key bytes, JSON type),
 the key text. Evicted entries are forwarded as there (``f1 = q``, ``f3`` = eviction count).
 """

@@ -21,7 +21,8 @@ Stream time at change ``r`` (``st``):
 
 Key bytes (``key_bytes``, binary, compared unsigned): the buffer's serialized key
 (:func:`reference.model.suppression.buffer_key_bytes`), built in Spark from the key text: a plain
-key's serde bytes (``spark_backend.joins.stream_table.key_bytes``); a time or sliding window's
+key's serde bytes (format 1's per-type serdes: ``spark_backend.joins.stream_table.key_bytes``; a
+topology graph's one JSON serde, ``sup_json_serde``: the JSON text); a time or sliding window's
 inner key bytes + the start as 8 bytes big-endian; a session's inner key bytes + end + start.
 ``key_type`` (the key's JSON type name, as Python names it) only orders keys of two JSON types
 whose bytes are equal, as the reference's buffer does (in Kafka one topic has one serde).
@@ -84,12 +85,22 @@ def _long_bytes(column):
     return F.unhex(F.lpad(F.hex(column), 16, "0"))
 
 
-def buffer_key_bytes(key, kind):
-    """The buffer's key bytes of a key text column (see the module docstring)."""
-    inner = key_bytes(F.regexp_extract(key, WINDOWED_KEY, 1))
+def _serde_bytes(text, json_serde):
+    """The serde's bytes of a key text column: graphs' JSON serde writes the JSON text; format 1's
+    per-type serdes what ``key_bytes`` says. Jackson writes a ``\\u00XX`` escape's hex upper-case
+    where the key text has it lower-case: the bytes differ there, but no order does (a ``\\u``
+    in a JSON text is always an escape, so an escape's hex only meets another escape's hex at the
+    same place: digits before letters, and letters in one order, in either case)."""
+    return F.when(json_serde, F.encode(text, "UTF-8")).otherwise(key_bytes(text))
+
+
+def buffer_key_bytes(key, kind, json_serde):
+    """The buffer's key bytes of a key text column, written by graphs' JSON serde where
+    ``json_serde`` holds (see the module docstring): what orders entries of one buffer time."""
+    inner = _serde_bytes(F.regexp_extract(key, WINDOWED_KEY, 1), json_serde)
     start = _long_bytes(F.regexp_extract(key, WINDOWED_KEY, 2).cast("bigint"))
     end = _long_bytes(F.regexp_extract(key, WINDOWED_KEY, 3).cast("bigint"))
-    return (F.when(kind == "plain", key_bytes(key))
+    return (F.when(kind == "plain", _serde_bytes(key, json_serde))
             .when(kind == "time_window", F.concat(inner, start))
             .otherwise(F.concat(inner, end, start)))
 

@@ -43,6 +43,9 @@ _COLUMNS = (
     ("sup_sequential", "BOOLEAN", "computed by the per-task sequential pass (bounded buffer or negative wait)"),
     ("sup_report_old", "BOOLEAN", "the scenario's output reports old values (send_old_values)"),
     ("sup_key_kind", "STRING", "how the buffer serializes the result key (reference.model.suppression.KEY_KINDS)"),
+    ("sup_json_serde", "BOOLEAN", "keys and values are written by topology graphs' one JSON serde "
+                                  "(reference.model.keys.json_key_serde), whose bytes the buffer orders keys and "
+                                  "measures records by; else by format 1's per-type serdes"),
     ("suppress_observed_stream_time", "BOOLEAN", "KAFKA-7895"),
     ("suppress_enables_old_values", "BOOLEAN", "KAFKA-8199"),
 )
@@ -50,9 +53,6 @@ _COLUMNS = (
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="suppress_observed_stream_time")
 #: keys of a config row that are no column (see the module docstring)
 PLAN_KEY, TOPICS_KEY, JOINER_KEY, CROSS_TASK_KEY = "_sup_plan", "_sup_topics", "_sup_joiner", "_sup_cross_task"
-#: a config row key: the sequential pass serializes keys and values with the one JSON serde of
-#: topology graphs (``reference.model.keys.json_key_serde``), not format 1's per-type serdes
-JSON_SERDE_KEY = "_sup_json_serde"
 
 #: the FK join's results reach suppress while its task processes the subscription response topic
 #: (``reference.foreign_key.instructions.RESPONSE_TOPIC``; a test keeps the two equal)
@@ -98,7 +98,7 @@ def config_fields(scenario) -> dict:
         "sup": True, "sup_window_end": plan.time_definition == "window_end",
         "sup_wait": plan.duration_ms if 0 <= plan.duration_ms <= JAVA_LONG_MAX else 0,
         "sup_drop_tombstones": plan.safe_to_drop_tombstones, "sup_sequential": sequential,
-        "sup_report_old": bool(spec.send_old_values), "sup_key_kind": plan.key_kind,
+        "sup_report_old": bool(spec.send_old_values), "sup_key_kind": plan.key_kind, "sup_json_serde": False,
     }
     fields.update((rule, getattr(profile, rule)) for rule in RULE_COLUMNS)
     fields[CROSS_TASK_KEY] = scenario.config.task_count > 1 and (
@@ -114,7 +114,7 @@ def config_fields(scenario) -> dict:
 class SequentialScenario:
     """What the sequential pass needs of one scenario: its plan, the record topic per input side,
     its joiner (name or callable; None for an aggregation) with the separator, and whether its
-    serde is graphs' JSON serde (``JSON_SERDE_KEY``: the bytes the buffer measures and orders by)."""
+    serde is graphs' JSON serde (``sup_json_serde``: the bytes the buffer measures and orders by)."""
 
     sid: int
     plan: object
@@ -156,7 +156,7 @@ class Features:
         rows = [r for r in config_rows if r.get("sup")]
         set_based = [r for r in rows if not r["sup_sequential"]]
         sequential = tuple(SequentialScenario(r["sid"], r[PLAN_KEY], r[TOPICS_KEY], *r[JOINER_KEY],
-                                              json_serde=r.get(JSON_SERDE_KEY, False))
+                                              json_serde=r["sup_json_serde"])
                            for r in rows if r["sup_sequential"])
         return cls(sids=tuple(r["sid"] for r in rows), everything=len(rows) == len(config_rows),
                    window_end=any(r["sup_window_end"] for r in set_based),

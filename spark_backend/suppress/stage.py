@@ -28,7 +28,7 @@ from kssim.spark_backend.suppress.time_eviction import evicted, time_limit_candi
 
 #: what the eviction steps keep of an episode's change
 EPISODE_COLUMNS = ("sid", "task", "r", "key", "ts", "n_null", "n_l", "n_r", "o_kind", "o_l", "o_r", "sup_key_kind",
-                   "sup_report_old", "sup_drop_tombstones", "bt", "e")
+                   "sup_json_serde", "sup_report_old", "sup_drop_tombstones", "bt", "e")
 
 
 def upstream(rows, features):

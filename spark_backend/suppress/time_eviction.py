@@ -78,5 +78,5 @@ def evicted(episodes):
     rows = rows.filter(last).drop("_next")
     kind = F.col("sup_key_kind")
     at_step = Window.partitionBy("sid", "task", "e").orderBy(
-        "bt", buffer_key_bytes(F.col("key"), kind), key_type(F.col("key"), kind))
+        "bt", buffer_key_bytes(F.col("key"), kind, F.col("sup_json_serde")), key_type(F.col("key"), kind))
     return rows.select("*", F.row_number().over(at_step).cast("bigint").alias("f3"))

@@ -34,9 +34,11 @@ def _drops(result):
 
 def test_the_graph_regressions_are_there():
     # the divergences of random topology graphs (kssim difftest --graphs): a graph suppress's
-    # byte bound, and value getters of key-aware map_values read by FK and stream-table joins
+    # byte bound and eviction order (graphs' JSON serde), and value getters of key-aware
+    # map_values read by FK and stream-table joins
     names = {os.path.basename(f) for f in FILES}
     assert {"graph-suppress-time-limit-byte-bound-json-serde.json",
+            "graph-suppress-eviction-order-json-key-bytes.json",
             "graph-fk-join-getters-apply-key-aware-mappers.json",
             "graph-stream-table-join-getter-applies-key-aware-mapper.json"} <= names
 

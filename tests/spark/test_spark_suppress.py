@@ -125,23 +125,50 @@ _INNER_KEYS = ["k", "ü", "", 1, -1, 0, 2 ** 70, 1.5, -0.0, True, False, [1, "a"
                {"x": ',"start":1'}, '","start":5,"end":7}']
 
 
-def test_spark_builds_the_buffer_key_bytes_of_the_shared_model(spark):  # noqa: F811
+def _spark_buffer_key_bytes(spark, keys, json_serde: bool) -> list:
+    """``[(key, kind, Spark's bytes)]`` for every key, plain and in time and session windows,
+    written by graphs' JSON serde or by format 1's serdes."""
     from pyspark.sql import functions as F
 
     from kssim.reference.model.keys import key_text
     from kssim.spark_backend.suppress.changes import buffer_key_bytes as spark_key_bytes
 
-    cases = [(key_text(k), "plain", k) for k in _INNER_KEYS]
-    for k in _INNER_KEYS:
+    cases = [(key_text(k), "plain", k) for k in keys]
+    for k in keys:
         for start, end in ((0, 10), (-7, 3), (2 ** 40, 2 ** 40 + 5)):
             windowed = {"key": k, "start": start, "end": end}
             cases += [(key_text(windowed), "time_window", windowed), (key_text(windowed), "session_window", windowed)]
     frame = spark.createDataFrame([(i, text, kind) for i, (text, kind, _) in enumerate(cases)],
                                   "i INT, key STRING, kind STRING")
     got = {r["i"]: bytes(r["b"]) for r in frame.select(
-        "i", spark_key_bytes(F.col("key"), F.col("kind")).alias("b")).collect()}
-    for i, (_, kind, key) in enumerate(cases):
-        assert got[i] == buffer_key_bytes(key, kind), (key, kind)
+        "i", spark_key_bytes(F.col("key"), F.col("kind"), F.lit(json_serde)).alias("b")).collect()}
+    return [(key, kind, got[i]) for i, (_, kind, key) in enumerate(cases)]
+
+
+@pytest.mark.parametrize("json_serde", [False, True], ids=["format-1-serdes", "graph-json-serde"])
+def test_spark_builds_the_buffer_key_bytes_of_the_shared_model(spark, json_serde):  # noqa: F811
+    from kssim.reference.model.keys import set_json_key_serde
+
+    built = _spark_buffer_key_bytes(spark, _INNER_KEYS, json_serde)
+    previous = set_json_key_serde(json_serde)
+    try:
+        for key, kind, got in built:
+            assert got == buffer_key_bytes(key, kind), (key, kind)
+    finally:
+        set_json_key_serde(previous)
+
+
+def test_spark_orders_graph_keys_with_escapes_as_the_json_serde_does(spark):  # noqa: F811
+    # Jackson writes a \u00XX escape's hex upper-case, the key text lower-case: other bytes, same order
+    from kssim.reference.model.keys import json_key_serde
+
+    keys = ["a\x1fb", "a\x19b", "a\x1bb", "a\x1b", "a\\u001fb", "a\nb", "a\x0bb", "a", "a!", 9, 10]
+    built = _spark_buffer_key_bytes(spark, keys, True)
+    with json_key_serde():
+        expected = [(buffer_key_bytes(key, kind), kind) for key, kind, _ in built]
+    spark_order = sorted(range(len(built)), key=lambda i: (built[i][2], built[i][1]))
+    assert spark_order == sorted(range(len(built)), key=lambda i: expected[i])
+    assert any(got != want for (_, _, got), (want, _) in zip(built, expected))  # the escapes' case differs
 
 
 def test_spark_orders_key_bytes_unsigned_as_the_buffer_does(spark):  # noqa: F811
