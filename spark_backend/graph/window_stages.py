@@ -247,11 +247,13 @@ def _suppress_scenario(inst: Instance, above) -> VirtualScenario:
 
 
 def _suppress_overrides(topics: tuple) -> dict:
-    """What a graph's suppress config row says unlike format 1's (read by a bounded buffer's
-    sequential pass, whose size estimate counts key and value bytes): the topics of its changes;
-    no joiner, as a change's value is the node's value as it is (``_changes``: ``n_l``; the
-    plain-key stand-in's joiner ``pair`` would measure ``[value, null]``); and graphs' one JSON
-    serde (a string key ``"k"`` is 3 bytes, not format 1's 1; an integer its decimal text, not 8)."""
+    """What a graph's suppress config row says unlike format 1's: the topics of its changes and no
+    joiner (read by a bounded buffer's sequential pass, whose size estimate counts key and value
+    bytes: a change's value is the node's value as it is, ``_changes``' ``n_l``; the plain-key
+    stand-in's joiner ``pair`` would measure ``[value, null]``); and graphs' one JSON serde
+    (``sup_json_serde``, read by both paths: the bytes that measure a record and order the keys
+    evicted together; a string key ``"k"`` is 3 bytes, not format 1's 1; an integer its decimal
+    text, not 8 bytes, so 10 comes before 9)."""
     from kssim.spark_backend.suppress import settings
 
     return {settings.TOPICS_KEY: topics, settings.JOINER_KEY: (None, None), "sup_json_serde": True}
