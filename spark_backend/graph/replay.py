@@ -16,16 +16,21 @@ written atomically). Kafka Streams dying at an input keeps what came before it, 
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import attrs
 
 from kssim.reference.model.codes import DropReason, FailureCode
 from kssim.reference.model.errors import KafkaWouldFail, UnsupportedOperator
 from kssim.reference.model.graph.plan import compile_graph
-from kssim.reference.model.record_files import ReplaySummary, open_output
+from kssim.reference.model.record_files import ReplaySummary, atomic_path, open_output, output_format
 from kssim.reference.model.render import sends_old_values
 
 from kssim.spark_backend.graph import runner
 from kssim.spark_backend.graph.batch import GraphBatch
+from kssim.spark_backend.runtime.replay import join_parts
 
 
 def replay_graph(spark, scenario, captures, output, scan: bool = False) -> ReplaySummary:
@@ -64,26 +69,67 @@ def _scanned(spark, scenario, captures, output) -> ReplaySummary:
 
 
 def _write_in_order(events, batch, scenario, output) -> ReplaySummary:
-    """Stream the events in processing order into the output file: outputs written, drops
-    counted, and at the first failure (Kafka Streams dies there) the rest discarded."""
+    """Write the outputs in processing order into the output file, by Spark: the first failure
+    (Kafka Streams dies there) found first, so that only what came before it is kept; drops
+    counted by code; output records as lines (or Parquet rows) built in the JVM, range-partitioned
+    by order key into part files named in order, joined into the file (written atomically)."""
     from pyspark.sql import functions as F
 
-    order = (F.col("ok"), F.col("etype"))
+    failed = events.filter(F.col("etype") == runner.FAILURE).select("ok", "idx", "code").collect()
+    failure = min(failed, key=lambda r: list(r["ok"])) if failed else None
+    kept = events if failure is None else events.filter(F.col("ok") < F.lit(list(failure["ok"])).cast("array<bigint>"))
+    counts = {DropReason.from_code(r["code"]).code: r["count"]
+              for r in kept.filter(F.col("etype") == runner.DROP).groupBy("code").count().collect()}
+    fmt = output_format(output)  # not standard output: the command line keeps that to the reference
+    with_old = sends_old_values(scenario)
+    rows = output_rows(kept.filter(F.col("etype") == runner.OUTPUT), with_old)
     partitions = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
-    rows = events.repartitionByRange(partitions, *order).sortWithinPartitions(*order) \
-        .toLocalIterator(prefetchPartitions=False)
-    counts: dict = {}
-    failure = None
-    with open_output(output, sends_old_values(scenario)) as writer:
-        for row in rows:
-            etype = row["etype"]
-            if etype == runner.OUTPUT:
-                writer.write(runner.output_record(row))
-            elif etype == runner.DROP:
-                code = DropReason.from_code(row["code"]).code
-                counts[code] = counts.get(code, 0) + 1
-            elif etype == runner.FAILURE:
-                failure = KafkaWouldFail(row["idx"], FailureCode.from_code(row["code"]))
-                break
-    return ReplaySummary(writer.count, dict(sorted(counts.items())), failure)
+    ordered = rows.repartitionByRange(partitions, "ok").sortWithinPartitions("ok").drop("ok")
+    folder = tempfile.mkdtemp(prefix=f".{os.path.basename(output)}.", suffix=".kssim-parts",
+                              dir=os.path.dirname(os.path.abspath(output)))
+    try:
+        parts = os.path.join(folder, "out")
+        if fmt == "jsonl":
+            ordered.select(_jsonl_line(with_old).alias("value")).write.text(parts)
+        else:
+            ordered.write.parquet(parts)
+        with atomic_path(output) as temp:
+            written = join_parts(parts, temp, fmt, with_old_value=with_old)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return ReplaySummary(written, dict(sorted(counts.items())),
+                         None if failure is None else KafkaWouldFail(failure["idx"], FailureCode.from_code(failure["code"])))
 
+
+def output_rows(outputs, with_old: bool):
+    """Output rows of a level (``runner.LEVEL_DDL``) as the columns of an output record file
+    (``reference.model.record_files.output_parquet_schema``: key, value and old value as JSON
+    text; a windowed key as ``{"key","start","end"}``, ``records.windowed_key``), with ``ok``."""
+    from pyspark.sql import functions as F
+
+    windowed = F.concat(F.lit('{"key":'), F.coalesce(F.col("key"), F.lit("null")), F.lit(',"start":'),
+                        F.col("wstart").cast("string"), F.lit(',"end":'), F.col("wend").cast("string"), F.lit("}"))
+    key = F.when(F.col("wstart").isNotNull(), windowed).otherwise(F.col("key"))
+    # every column nullable, as output_parquet_schema's (a literal 0 would be "not null")
+    partition = F.when(F.col("idx").isNotNull(), F.lit(0)).cast("int")
+    columns = [F.col("topic"), partition.alias("partition"), key.alias("key"), F.col("value"), F.col("ts"),
+               F.col("idx").alias("input")]
+    if with_old:  # a graph's output record has no old value: null
+        columns.append(F.lit(None).cast("string").alias("old_value"))
+    return outputs.select("ok", *columns)
+
+
+def _jsonl_line(with_old: bool):
+    """An output row (:func:`output_rows`) as the reference writes it (``render.json_line`` of
+    ``render.output_as_json``): key and value are JSON texts already, the topic a JSON string."""
+    from pyspark.sql import functions as F
+
+    def field(name, column):
+        return F.concat(F.lit(f'"{name}":'), F.coalesce(column, F.lit("null")))
+    fields = [field("topic", F.to_json(F.array(F.col("topic"))).substr(F.lit(2), F.length(F.to_json(F.array(F.col("topic")))) - 2)),
+              field("partition", F.col("partition").cast("string")), field("key", F.col("key")),
+              field("value", F.col("value")), field("ts", F.col("ts").cast("string")),
+              field("input", F.col("input").cast("string"))]
+    if with_old:
+        fields.append(field("old_value", F.col("old_value")))
+    return F.concat(F.lit("{"), F.concat_ws(",", *fields), F.lit("}"))

@@ -531,19 +531,29 @@ def _write_events(rows, writer, joiner):
     return counts, None
 
 
+def _part_files(folder) -> list:
+    return sorted(p for p in glob.glob(os.path.join(folder, "part-*")) if not p.endswith(".crc"))
+
+
+def _copy_parts(folder, sink) -> int:
+    """Copy the JSONL part files under ``folder`` (in name order: output order) to the open
+    binary ``sink``; returns the number of lines."""
+    lines = 0
+    for part in _part_files(folder):
+        with open(part, "rb") as source:
+            for chunk in iter(lambda: source.read(1 << 20), b""):
+                lines += chunk.count(b"\n")
+                sink.write(chunk)
+    return lines
+
+
 def join_parts(folder, output, fmt, with_old_value=False) -> int:
     """Concatenate Spark's part files under ``folder`` (named in output order) into the file
     ``output``; returns the number of records."""
-    parts = sorted(p for p in glob.glob(os.path.join(folder, "part-*")) if not p.endswith(".crc"))
+    parts = _part_files(folder)
     if fmt == "jsonl":
-        lines = 0
         with open(output, "wb") as sink:
-            for part in parts:
-                with open(part, "rb") as source:
-                    for chunk in iter(lambda: source.read(1 << 20), b""):
-                        lines += chunk.count(b"\n")
-                        sink.write(chunk)
-        return lines
+            return _copy_parts(folder, sink)
     import pyarrow.parquet as pq
 
     from kssim.reference.model.record_files import output_parquet_schema

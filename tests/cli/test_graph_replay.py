@@ -275,6 +275,59 @@ def test_spark_scans_a_large_graph_capture_itself_with_the_same_bytes(graph, cap
     assert "5 output records" in capsys.readouterr().out
 
 
+def test_spark_scan_writes_parquet_as_the_reference_does(graph, capsys, spark, monkeypatch):
+    """The scan's outputs are written by Spark (rows built in the JVM, part files joined in
+    order): the Parquet rows and schema the reference writes."""
+    import pyarrow.parquet as pq
+
+    from kssim.spark_backend.runtime import replay
+
+    tmp, topo, capture = graph
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    written = {}
+    for engine in ("reference", "spark"):
+        path = str(tmp / f"{engine}.parquet")
+        assert main(["replay", topo, "-i", capture, "-o", path, "--engine", engine, "--quiet"]) == 0
+        written[engine] = pq.read_table(path)
+    assert written["spark"].equals(written["reference"]) and written["spark"].num_rows == len(EXPECTED)
+
+
+WINDOWED_GRAPH = """
+format: kssim-scenario/1
+name: windowed
+topology:
+  graph:
+    - {stream: clicks}
+    - {group_by_key: {}}
+    - {windowed_by: {time: {size_ms: 10, grace_ms: 0}}}
+    - {count: {}}
+    - {to_stream: {}}
+    - {to: counts}
+"""
+
+
+def test_spark_scan_keeps_what_came_before_a_failure_and_writes_windowed_keys(tmp_path, capsys, spark, monkeypatch):
+    """A record whose window would end past Long.MAX kills the application (window_illegal_argument):
+    the outputs before it are written, windowed keys as ``{"key","start","end"}``."""
+    from kssim.spark_backend.runtime import replay
+
+    topo = tmp_path / "windowed.yaml"
+    topo.write_text(WINDOWED_GRAPH)
+    capture = write_lines(tmp_path / "clicks.jsonl", [
+        {"topic": "clicks", "ts": ts, "key": key, "value": 1}
+        for key, ts in [("a", 1), ("b", 12), ("a", 15), ("a", (1 << 63) - 3), ("a", 17)]])
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    status = {}
+    for engine in ("reference", "spark"):
+        status[engine] = main(["replay", str(topo), "-i", capture, "-o", str(tmp_path / f"{engine}.jsonl"),
+                               "--engine", engine, "--quiet"])
+    assert status["spark"] == status["reference"] != 0
+    assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert [(r["key"], r["value"]) for r in rows_of(tmp_path / "spark.jsonl")] == [
+        ({"key": "a", "start": 0, "end": 10}, 1), ({"key": "b", "start": 10, "end": 20}, 1),
+        ({"key": "a", "start": 10, "end": 20}, 1)]
+
+
 def test_spark_scan_of_a_graph_capture_names_a_bad_record_as_the_reference_does(graph, capsys, spark, monkeypatch):
     from kssim.spark_backend.runtime import replay
 
