@@ -76,6 +76,11 @@ BULK_DEFAULTS = {
 WORKLOADS = {"small": LOCAL_DEFAULTS, "bulk": BULK_DEFAULTS}
 
 
+#: Options for a driver JVM we start, whatever the master (a cluster's driver runs here too): the
+#: quiet logs, else Spark's default profile prints its banner and warnings on every command's
+#: stderr (the local workloads' options include this one)
+DRIVER_STARTED_HERE = {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J2}"}
+
 #: Options for every session, local or not: PySpark 4 records the Python call site of every
 #: Column call (several JVM round trips each) unless told not to; our plans are built from
 #: thousands of such calls.
@@ -118,7 +123,7 @@ def get_spark(master: Optional[str] = None, conf: Optional[Mapping[str, str]] = 
                 spark.conf.set(name, value)
             return spark
         master = master or os.environ.get("SPARK_MASTER") or "local[*]"
-        options = {"spark.app.name": app_name, "spark.master": master}
+        options = {"spark.app.name": app_name, "spark.master": master, **DRIVER_STARTED_HERE}
         if master.startswith("local"):
             options.update(WORKLOADS[workload])
         options.update({**ALWAYS, **(conf or {})})
@@ -162,11 +167,32 @@ def _start_quiet_jvm(options: Mapping[str, str]) -> None:
     spark_conf = SparkConf(loadDefaults=False)
     for name, value in options.items():
         spark_conf.set(name, value)
+    imports = threading.Thread(target=_import_what_pyspark_imports_next, name="kssim-warm-imports", daemon=True)
+    imports.start()
     gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})
+    imports.join()  # before this thread imports anything itself: no two threads import at once
     threading.Thread(target=forward_jvm_stderr, args=(gateway.proc.stderr, lambda: sys.stderr),
                      name="kssim-jvm-stderr", daemon=True).start()
     SparkContext._gateway = gateway
     SparkContext._jvm = gateway.jvm
+
+
+#: what pyspark imports on its first call into the JVM with arguments (``NumpyArrayConverter``
+#: asks ``pyspark.testing.utils`` whether numpy is there, which imports pandas, pyarrow and
+#: numpy): about a second of work that can run while the JVM starts, instead of after
+_PYSPARK_FIRST_CALL_IMPORTS = ("pyspark.testing.utils",)
+
+
+def _import_what_pyspark_imports_next() -> None:
+    """Import :data:`_PYSPARK_FIRST_CALL_IMPORTS` (in a thread, while ``launch_gateway`` waits for
+    the JVM). Nothing depends on it succeeding: pyspark imports them again when it needs them."""
+    import importlib
+
+    for name in _PYSPARK_FIRST_CALL_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - an optional dependency missing is pyspark's to report
+            pass
 
 
 def _ship_packages(spark) -> None:

@@ -37,7 +37,7 @@ from kssim.reference.model.render import describe_input, json_line, output_as_js
 from kssim.reference.model.record_files import STDOUT, atomic_path
 from kssim.reference.model.scenario import find_scenario_files, load_scenario
 from kssim.reference.model.topology import OPERATOR_KINDS
-from kssim.tools.progress import progress_bar
+from kssim.tools.progress import progress_bar, spark_job_progress
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -58,8 +58,9 @@ def cmd_run(args) -> int:
     status = EXIT_OK
     # --explain ends with what is still held too (reference engine: the Spark backend keeps no task state)
     pending = args.pending or (args.explain and args.engine == "reference")
-    results = run_scenarios(args.engine, scenarios, args.explain, args.master, misses=args.explain or args.drops,
-                            pending=pending)
+    with spark_job_progress(quiet=args.engine != "spark"):  # stderr, terminals only
+        results = run_scenarios(args.engine, scenarios, args.explain, args.master,
+                                misses=args.explain or args.drops, pending=pending)
     for scenario, result in zip(scenarios, results):
         if isinstance(result, Exception):
             raise result
@@ -267,7 +268,8 @@ def cmd_check(args) -> int:
             continue
         report(checked[-1], args.quiet)
     bar.close()
-    results = run_each_isolated(args.engine, [s for _, s in loaded], args.master)
+    with spark_job_progress(quiet=args.quiet or args.format != "text" or args.engine != "spark"):
+        results = run_each_isolated(args.engine, [s for _, s in loaded], args.master)
     for (path, scenario), result in zip(loaded, results):
         about = dict(name=scenario.name, release=scenario.release, operator=scenario.topology.operator)
         if isinstance(result, Exception) and not isinstance(result, UnsupportedOperator):
@@ -464,8 +466,9 @@ def cmd_replay(args) -> int:
     scenario = load_replay_topology(args.topology, order=args.order)
     started = time.monotonic()
     progress = progress_factory("records", "replay", quiet=args.quiet)
-    summary = replay(args.engine, scenario, args.input, args.output, master=args.master, options=options,
-                     drops=args.drops, progress=progress)
+    with spark_job_progress(quiet=args.quiet or args.engine != "spark"):
+        summary = replay(args.engine, scenario, args.input, args.output, master=args.master, options=options,
+                         drops=args.drops, progress=progress)
     ignored = getattr(summary, "ignored", None) or {}
     skipped = "".join(f", {n:,} record{'s' if n != 1 else ''} of topic {t} skipped" for t, n in sorted(ignored.items()))
     summary_stream = sys.stderr if args.output == STDOUT else sys.stdout  # stdout holds the records

@@ -33,7 +33,7 @@ from kssim.reference.model.engines import ENGINES, check_engine_runs, replay, st
 from kssim.reference.model.errors import KssimError
 from kssim.reference.model.record_files import check_output_path, counted, load_replay_topology, open_output
 from kssim.reference.model.render import json_line, sends_old_values, show
-from kssim.tools.progress import progress_bar
+from kssim.tools.progress import progress_bar, spark_job_progress
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -176,7 +176,8 @@ def _predict_on_spark(scenario, args, options, comparison, sink):
         if target is None:
             folder = tempfile.mkdtemp(prefix="kssim-diff-")
             target = os.path.join(folder, "predicted.jsonl")
-        summary = replay("spark", scenario, args.input, target, master=args.master, options=options)
+        with spark_job_progress(quiet=args.quiet):  # stderr, terminals only
+            summary = replay("spark", scenario, args.input, target, master=args.master, options=options)
         for partition, key, value, ts, index in model_diff.read_predicted(target, sink):
             comparison.add_expected(partition, key, value, ts, index)
         return summary.failure
