@@ -8,5 +8,6 @@
 - ``prefix_scan``: running aggregates over a task's order in parallel blocks;
 - ``outputs``: events, joined values, output records and the JSONL / Parquet writers;
 - ``runner``: a batch of scenarios in one job, drop and failure codes turned into
-  ``reference.model.codes`` members; ``replay``: one topology over record files (``spark-submit``-able).
+  ``reference.model.codes`` members; ``replay``: one topology over record files (``spark-submit``-able);
+- ``job_progress``: how far a command's Spark jobs have got (the tools' Spark bar reads it).
 """
