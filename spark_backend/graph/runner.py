@@ -170,13 +170,16 @@ def _run_pass(batch: GraphBatch, sources, heap, stage_names):
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
     if sources is None:
         sources = _source_arrivals(batch, stage_names)
-    done = [_rows(sources, ARRIVAL)]  # each level's rows, computed once
+    done = []  # each level's rows, computed once (checkpointed)
     for level in range(batch.max_depth + 1):
         # a filter of checkpointed frames: coalescing its partitions is free (no sort runs in it),
-        # and every stage of the level then runs ``width`` tasks, not one per earlier partition
-        arrivals = flow.select_columns(flow.union_all(
-            [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]), flow.ARRIVAL_DDL)
-        arrivals = heap.ranked(arrivals.coalesce(width), level)  # the takes' heap ranks as known now
+        # and every stage of the level then runs ``width`` tasks, not one per earlier partition.
+        # The sources (a scan of the captures, whose records are all at depth 0) only at level 0
+        earlier = [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]
+        arrivals = flow.select_columns(flow.union_all(earlier + ([sources] if level == 0 else [])), flow.ARRIVAL_DDL)
+        # the takes' heap ranks as known now; kept once computed (every stage of the level, and
+        # each stage's branches, read it: without, each read scans every earlier level again)
+        arrivals = heap.ranked(arrivals.coalesce(width), level).localCheckpoint(eager=False)
         parts = []
         present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
         for name in present:
