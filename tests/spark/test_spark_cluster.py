@@ -131,6 +131,7 @@ def test_a_graph_replay_on_a_standalone_cluster_gives_the_local_bytes(cluster, g
     remote = _replay([topo, "-i", capture, "-o", str(tmp / "cluster.jsonl"), "--engine", "spark", "--master", url],
                      env, tmp)
     assert "through graph" in remote.stdout
+    assert remote.stderr == ""  # the driver we start logs quietly on a cluster too (no log4j banner, no WARN)
     local = (tmp / "reference.jsonl").read_bytes()
     assert local.count(b"\n") > 2000 and (tmp / "cluster.jsonl").read_bytes() == local
 
