@@ -34,3 +34,37 @@ def test_spark_checks_topology_graphs_with_and_without_record_caches(tmp_path, c
     cached = sorted(glob.glob(os.path.join(CONFORMANCE_GRAPHS, "kafka-oracle", "caching", "*.json")))[0]
     assert main(["check", cached, "--engine", "spark"]) == 0  # record caches run on Spark (cache_stage)
     assert "PASS graph-caching" in capsys.readouterr().out
+
+
+REFUSED_GRAPH = """\
+format: kssim-scenario/1
+name: same-table-both-sides
+semantics: "3.9"
+topology:
+  graph:
+    - {table: t1, id: l}
+    - {from: l, map_values: {field: r}, id: r}
+    - {from: l, join: {other: r, foreign_key: {field: fk}}}
+    - {to_stream: {}}
+    - {to: out}
+inputs:
+  - {topic: t1, key: k, value: {fk: k, r: 1}, ts: 1}
+expected:
+  - {topic: out, key: k, value: [{fk: k, r: 1}, 1], ts: 1}
+"""
+
+
+def test_spark_check_skips_a_graph_it_refuses_and_says_why(tmp_path, capsys):
+    """A graph shape the Spark backend does not run exactly (here an FK join whose two sides are
+    one table) is a SKIP naming the node and the reason, exit 1 (0 with --allow-skip); the
+    reference engine checks the same file."""
+    path = tmp_path / "refused.yaml"
+    path.write_text(REFUSED_GRAPH)
+    assert main(["check", str(path), "--engine", "spark"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"SKIP same-table-both-sides ({path}): ")
+    assert "graph node topology.graph[2] (join: foreign-key join)" in out and "reaches both of its sides" in out
+    assert main(["check", str(path), "--engine", "spark", "--allow-skip"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path)]) == 0
+    assert "PASS same-table-both-sides" in capsys.readouterr().out
