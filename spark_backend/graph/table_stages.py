@@ -284,13 +284,13 @@ def table_group_by(arrivals, instances, batch) -> flow.StageResult:
     if any(native is None for native in natives.values()):
         # a Python API selector returns the pair in one call (its value is read right after its
         # key, KTableRepartitionMap): one call per value, as Kafka makes it
-        mapped = _pairs_by_python(settled, keys, values)
-    else:  # the expressions are pure: each column by itself, natively where exact
-        mapped = mappers.with_columns(
-            settled, new_group=(natives["new_group"], lambda: mappers.expression(keys, as_key=True)),
-            new_grouped=(natives["new_grouped"], lambda: mappers.expression(values)),
-            old_group=(natives["old_group"], lambda: mappers.expression(keys, as_key=True, value="old")),
-            old_grouped=(natives["old_grouped"], lambda: mappers.expression(values, value="old")))
+        return _regrouped(_pairs_by_python(settled, keys, values))
+    # the expressions are pure: each column by itself, natively where exact
+    mapped = mappers.with_columns(
+        settled, new_group=(natives["new_group"], lambda: mappers.expression(keys, as_key=True)),
+        new_grouped=(natives["new_grouped"], lambda: mappers.expression(values)),
+        old_group=(natives["old_group"], lambda: mappers.expression(keys, as_key=True, value="old")),
+        old_grouped=(natives["old_grouped"], lambda: mappers.expression(values, value="old")))
     new_key, old_key = F.col("new_group"), F.col("old_group")
     maybe_reordered, equal_texts = _same_group(new_key, old_key)
     json_equal = F.udf(_json_equal_texts, "boolean", useArrow=True)
@@ -300,22 +300,25 @@ def table_group_by(arrivals, instances, batch) -> flow.StageResult:
 
 
 def _pairs_by_python(rows, keys, values):
-    """``rows`` with the four mapped columns from one Python call per row: the key mapper then the
-    value mapper on the new value, then on the old one."""
+    """``rows`` with the four mapped columns and ``same_group`` from one Python call per row: the
+    key mapper then the value mapper on the new value, then on the old one."""
     from pyspark.sql import functions as F
 
     def body(sid, node, k, v, o, a, b):
         key, key_of, value_of = mappers.seen_key(k, a, b), keys[(sid, node)], values[(sid, node)]
-        out = []
+        pairs = []
         for text in (v, o):
             value = None if text is None else json.loads(text)
-            out += [key_text(key_of(key, value)), mappers.value_text(value_of(key, value))]
-        return out
-    pairs = F.udf(body, "array<string>", useArrow=True)(
+            pairs.append((key_of(key, value), value_of(key, value)))
+        same = pairs[0][0] is not None and pairs[1][0] is not None and ex.json_equal(pairs[0][0], pairs[1][0])
+        return ([key_text(pairs[0][0]), mappers.value_text(pairs[0][1]), key_text(pairs[1][0]),
+                 mappers.value_text(pairs[1][1])], same)
+    mapped = F.udf(body, "struct<texts:array<string>,same:boolean>", useArrow=True)(
         F.col("sid"), F.col("node"), F.col("key"), F.col("value"), F.col("old"), F.col("wstart"), F.col("wend"))
-    with_pairs = rows.select("*", pairs.alias("pairs"))
-    return with_pairs.select(*rows.columns, *[F.col("pairs")[i].alias(name) for i, name in
-                                              enumerate(("new_group", "new_grouped", "old_group", "old_grouped"))])
+    with_pairs = rows.select("*", mapped.alias("mapped"))
+    names = ("new_group", "new_grouped", "old_group", "old_grouped")
+    return with_pairs.select(*rows.columns, *[F.col("mapped.texts")[i].alias(name) for i, name in enumerate(names)],
+                             F.col("mapped.same").alias("same_group"))
 
 
 def _regrouped(rows) -> flow.StageResult:
