@@ -145,3 +145,19 @@ def readme_example(section: str):
     with contextlib.redirect_stdout(printed):
         exec(code, {})
     return printed.getvalue().splitlines(), promised
+
+
+class FakeTerminal:
+    """A standard error that says it is a terminal and keeps what is written (progress bars)."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from kssim_testing import FakeTerminal
 
 import kssim.reference.runtime.replay as replay_module
 from kssim.reference.model.captures import open_captures
@@ -298,20 +299,6 @@ def test_no_progress_text_when_stderr_is_not_a_terminal(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err == ""
     assert captured.out.startswith("replayed ") and captured.out.count("\n") == 1
-
-
-class FakeTerminal:
-    def __init__(self):
-        self.text = ""
-
-    def isatty(self):
-        return True
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
 
 
 def test_the_bar_shows_on_a_terminal_unless_quiet(monkeypatch):

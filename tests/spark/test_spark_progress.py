@@ -10,7 +10,7 @@ import threading
 
 from pyspark import SparkJobInfo, SparkStageInfo
 
-from kssim_testing import ROOT
+from kssim_testing import ROOT, FakeTerminal
 
 from kssim.spark_backend.runtime.job_progress import JobTally, JobWatch, active_context, watch_when_started
 from kssim.tools.cli import main
@@ -20,20 +20,6 @@ SMALL = os.path.join(ROOT, "scenarios", "cookbook", "04-table-update-no-trigger-
 GRAPH = os.path.join(ROOT, "scenarios", "cookbook", "13-orders-per-customer-3.9.yaml")
 #: one picture of the bar: ``spark: ...| 5/6 [00:01<00:00, 4.1 tasks/s, jobs 0/1, stages 1/2]``
 PICTURE = re.compile(r"spark:[^|]*\|[^|]*\| *(\d+)/(\d+) \[[^\]]*tasks/s, jobs (\d+)/(\d+), stages (\d+)/(\d+)\]")
-
-
-class FakeTerminal:
-    def __init__(self):
-        self.text = ""
-
-    def isatty(self):
-        return True
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
 
 
 def pictures(text):
