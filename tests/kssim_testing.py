@@ -161,3 +161,16 @@ class FakeTerminal:
 
     def flush(self):
         pass
+
+
+def spark_batch(files, spark) -> dict:
+    """``{path: (scenario, Spark result)}`` of scenario files run as one Spark batch."""
+    from kssim.spark_backend.runtime.runner import run_scenarios
+
+    scenarios = load_all(files)
+    return dict(zip(files, zip(scenarios, run_scenarios(scenarios, spark))))
+
+
+def reference_results(files) -> dict:
+    """``{path: reference engine result}`` of scenario files."""
+    return dict(zip(files, run_on("reference", load_all(files))))

@@ -13,7 +13,7 @@ import glob
 import os
 
 import pytest
-from kssim_testing import CONFORMANCE_GRAPHS, assert_conforms, load_all
+from kssim_testing import CONFORMANCE_GRAPHS, assert_conforms, reference_results, spark_batch
 
 from kssim.reference.model.errors import UnsupportedOperator
 
@@ -34,18 +34,12 @@ FILES = [f for f in ALL_FILES if family(f) not in CLAIMED] + [
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from kssim.spark_backend.runtime.runner import run_scenarios
-
-    scenarios = load_all(FILES)
-    return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
+    return spark_batch(FILES, spark)
 
 
 @pytest.fixture(scope="module")
 def reference_drops():
-    from kssim_testing import run_on
-
-    scenarios = load_all(FILES)
-    return {path: result for path, result in zip(FILES, run_on("reference", scenarios))}
+    return reference_results(FILES)
 
 
 def _drops(result):

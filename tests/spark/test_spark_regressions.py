@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from kssim_testing import BUNDLED, assert_conforms, load_all, run_on
+from kssim_testing import BUNDLED, assert_conforms, reference_results, spark_batch
 
 from kssim.reference.model.scenario import find_scenario_files
 
@@ -17,15 +17,12 @@ FILES = find_scenario_files([REGRESSIONS])
 
 @pytest.fixture(scope="module")
 def batch(spark):  # noqa: F811
-    from kssim.spark_backend.runtime.runner import run_scenarios
-
-    scenarios = load_all(FILES)
-    return dict(zip(FILES, zip(scenarios, run_scenarios(scenarios, spark))))
+    return spark_batch(FILES, spark)
 
 
 @pytest.fixture(scope="module")
-def reference_results():
-    return dict(zip(FILES, run_on("reference", load_all(FILES))))
+def reference():
+    return reference_results(FILES)
 
 
 def _drops(result):
@@ -44,8 +41,8 @@ def test_the_graph_regressions_are_there():
 
 
 @pytest.mark.parametrize("path", FILES, ids=[os.path.relpath(f, REGRESSIONS) for f in FILES])
-def test_regression_file(batch, reference_results, path):
+def test_regression_file(batch, reference, path):
     scenario, result = batch[path]
     assert not isinstance(result, Exception), result
     assert_conforms(scenario, result)
-    assert _drops(result) == _drops(reference_results[path])
+    assert _drops(result) == _drops(reference[path])
