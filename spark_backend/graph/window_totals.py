@@ -11,8 +11,8 @@ and bounds checked [``window_bounds_checked``]) and a store that keeps at least 
 
 - **stream time** of an arrival is the running max of the timestamps of the instance's arrivals
   with a key, up to and including it, in order-key order (a null key is dropped, ``null_key``,
-  before stream time moves). Computed in parallel: a running max within buckets of input indexes,
-  then each bucket raised by the max of the buckets before it (a small frame, broadcast);
+  before stream time moves). Computed in parallel by format 1's prefix scan: a running max within
+  blocks of input indexes, raised by the max of the blocks before it (a small frame, broadcast);
 - a negative timestamp has no window (``no_window``); a record whose last window would end past
   ``Long.MAX_VALUE`` fails (``window_illegal_argument``) before any window is updated;
 - each window of ``TimeWindows#windowsFor`` (ascending starts: the position extends the order key)
@@ -44,7 +44,7 @@ from kssim.reference.model.topology import WindowAggregateSpec
 from kssim.spark_backend.graph import flow, running_totals
 from kssim.spark_backend.graph.batch import Instance
 
-#: input indexes per stream-time bucket (a running max within, then raised by the earlier buckets)
+#: input indexes per block of the stream-time prefix scan
 BUCKET_BITS = 16
 JAVA_LONG_MAX = (1 << 63) - 1
 SETTINGS_DDL = "sid INT, node INT, function STRING, size BIGINT, advance BIGINT, grace BIGINT, " \
@@ -71,19 +71,15 @@ def settings(inst: Instance) -> Optional[tuple]:
 
 def _stream_time(rows):
     """``rows`` with ``stream_time``: the running max of ``ts`` over the instance's rows up to
-    each, in order-key order (see the module docstring)."""
-    from pyspark.sql import Window
+    each, in order-key order: format 1's parallel prefix scan (:mod:`spark_backend.runtime.prefix_scan`)
+    with the node as its task and the input index as its position (the order key starts with it)."""
     from pyspark.sql import functions as F
 
-    bucketed = rows.withColumn("bucket", F.shiftright(F.col("idx"), BUCKET_BITS))
-    in_bucket = Window.partitionBy("sid", "node", "bucket").orderBy("ok") \
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    local = bucketed.withColumn("local_time", F.max("ts").over(in_bucket))
-    before = Window.partitionBy("sid", "node").orderBy("bucket").rowsBetween(Window.unboundedPreceding, -1)
-    tops = bucketed.groupBy("sid", "node", "bucket").agg(F.max("ts").alias("top")) \
-        .select("sid", "node", "bucket", F.max("top").over(before).alias("earlier_time"))
-    joined = local.join(F.broadcast(tops), ["sid", "node", "bucket"])
-    return joined.withColumn("stream_time", F.greatest("local_time", F.coalesce("earlier_time", "local_time")))
+    from kssim.spark_backend.runtime.prefix_scan import MAX, Running, running
+
+    scanned = running(rows.withColumn("task", F.col("node")).withColumn("g1", F.col("idx")),
+                      [Running("stream_time", MAX, F.col("ts"), inclusive=True)], ("ok",), 1 << BUCKET_BITS)
+    return scanned.drop("task", "g1")
 
 
 def _windows(rows):
