@@ -233,15 +233,31 @@ def window_rows(recs, features=None):
     window's segment), ``w_count`` (how many windows the record has) and, in 0.10.2,
     ``first_start`` (the start of its store's first put: ``first_put_starts``)."""
     needs = getattr(features, "windows", None) or Features()
-    with_windows = recs.filter(~F.col("key_null") & (F.col("ts") >= 0) & F.col("fails").isNull())
-    starts = with_windows.select("*", F.sequence(F.col("first"), F.col("last"), F.col("adv")).alias("_starts"))
-    # w_pos: the window's place among the record's, ascending (its insertion order into windowsFor's map)
-    exploded = starts.select("*", F.size("_starts").alias("w_count"),
-                             F.posexplode("_starts").alias("w_pos", "w_start")).drop("_starts")
+    exploded = _exploded(recs.filter(_has_windows()), F.posexplode)
     first_start = None
     if needs.first_segment:
         exploded = first_put_starts(exploded)
         first_start = F.col("first_start")
+    return _with_window_flags(exploded, first_start)
+
+
+def _has_windows():
+    """Does a record have window rows (a non-null key, ``ts >= 0``, and ``windowsFor`` does not fail)?"""
+    return ~F.col("key_null") & (F.col("ts") >= 0) & F.col("fails").isNull()
+
+
+def _exploded(recs, explode):
+    """``recs`` exploded by ``explode`` (``posexplode``, or ``posexplode_outer``: a record without
+    windows keeps one row, its ``w_start`` null) into its windows, ``w_pos`` the window's place
+    among the record's, ascending (its insertion order into windowsFor's map)."""
+    starts = F.when(_has_windows(), F.sequence(F.col("first"), F.col("last"), F.col("adv")))
+    return recs.select("*", starts.alias("_starts")) \
+        .select("*", F.size("_starts").alias("w_count"), explode("_starts").alias("w_pos", "w_start")).drop("_starts")
+
+
+def _with_window_flags(exploded, first_start=None, keep=()):
+    """Window rows with ``live``, ``dead`` and ``rejected`` (see :func:`window_rows`); the record
+    steps' columns are dropped but for ``keep``."""
     start, size = F.col("w_start"), F.col("size")
     live = F.col("close").isNull() | (start > F.col("close") - size)  # end > close, without the sum
     clock, task_clock = store_clock(F.col("side"))
@@ -250,8 +266,9 @@ def window_rows(recs, features=None):
     rejected = no_grace & ~window_store_keeps(start, clock, task_clock)
     dead = rejected | (no_grace & ~window_store_shows(start, clock, task_clock, first_start))
     # what the record steps left behind is not carried further (every later step shuffles these rows)
+    spent = ("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed", "fails")
     return exploded.select("*", live.alias("live"), dead.alias("dead"), rejected.alias("rejected")) \
-        .drop("first", "last", "clock", "close", "put_max", "key_null", "windows_fixed", "fails")
+        .drop(*[c for c in spent if c not in keep])
 
 
 def first_put_starts(rows):
@@ -280,24 +297,27 @@ def java_long(exact):
     return F.pmod(exact + half, whole).__sub__(half).cast("bigint")
 
 
-def _native_aggregates(rows):
+def _native_aggregates(rows, counted=None):
     """count / sum as running Spark windows over each window's updates (see ``window_fold`` for
-    the columns)."""
+    the columns). ``counted``: the rows that are updates (the others are carried along, their
+    aggregate columns meaningless); default: every row."""
     in_window = Window.partitionBy(*WINDOW).orderBy("seq")
     upto = in_window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     dead, agg = F.col("dead"), F.col("agg")
-    n = F.row_number().over(in_window)
+    only = (lambda column: column) if counted is None else (lambda column: F.when(counted, column))
+    # the updates so far, this one included (row_number over the updates alone)
+    n = F.row_number().over(in_window) if counted is None else F.count(only(F.lit(1))).over(upto)
     value = F.when(agg == "sum", F.col("value")).cast("bigint")  # count's values may be anything
     # the running sum in decimal, wrapped as Java long arithmetic wraps (Kafka's Long aggregate)
     exact = value.cast(_EXACT)
-    total = F.sum(exact).over(upto)
+    total = F.sum(only(exact)).over(upto)
     new = F.when(agg == "count", F.when(dead, F.lit(1)).otherwise(n)) \
         .otherwise(F.when(dead, value).otherwise(java_long(total)))
     old = F.when(dead, F.lit(0)).otherwise(F.when(agg == "count", n - 1).otherwise(java_long(total - exact)))
     return rows.select(
         "*", new.cast("string").alias("new_text"), F.lit(False).alias("new_null"),
         old.cast("string").alias("old_text"), F.lit(False).alias("old_null"),
-        F.when(dead, F.col("ts")).otherwise(F.max("ts").over(upto)).alias("new_ts"),
+        F.when(dead, F.col("ts")).otherwise(F.max(only(F.col("ts"))).over(upto)).alias("new_ts"),
         (~dead & (n > 1)).alias("prior"),
         ((agg == "sum") & F.col("value").isNull()).alias("fail"))
 
@@ -364,7 +384,7 @@ def update_ts():
     return F.when(F.col("ts_max"), F.col("new_ts")).otherwise(F.col("ts"))
 
 
-def record_events(recs):
+def _record_event_columns():
     """Null keys and negative timestamps (no window); the records ``windowsFor`` fails on, first
     among their events (``f1`` -1: the emit-final results of a record come after its work)."""
     fails = F.col("fails").isNotNull()
@@ -372,37 +392,56 @@ def record_events(recs):
             .when(F.col("ts") < 0, F.lit(DropReason.NO_WINDOW.code))
             .when(fails, F.col("fails")))
     etype = F.when(fails, F.lit(FAILURE)).when(text.isNotNull(), F.lit(DROP))
-    return events(recs, etype=etype, f1=F.when(fails, F.lit(-1)).otherwise(F.lit(0)), f2=F.lit(b""), f3=F.lit(0),
-                  n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+    return dict(etype=etype, f1=F.when(fails, F.lit(-1)).otherwise(F.lit(0)), f2=F.lit(b""), f3=F.lit(0),
+                n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+
+
+def record_events(recs):
+    """The events of records without windows (:func:`_record_event_columns`)."""
+    return events(recs, **_record_event_columns())
+
+
+def _expired_event_columns():
+    """A window the record is too late for (``expired_window``), one drop per window."""
+    # ordered as the window's update would be (the late windows come first: they start earliest)
+    return dict(etype=F.lit(DROP), f1=F.lit(0), f2=F.lit(b""), f3=F.col("w_start"), n_null=F.lit(False),
+                o_kind=F.lit(OLD_NONE), text=F.lit(DropReason.EXPIRED_WINDOW.code))
 
 
 def expired_events(rows):
-    """Windows a record is too late for (``expired_window``), one drop per window."""
-    # ordered as the window's update would be (the late windows come first: they start earliest)
-    return events(rows.filter(~F.col("live")), etype=F.lit(DROP), f1=F.lit(0), f2=F.lit(b""), f3=F.col("w_start"),
-                  n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=F.lit(DropReason.EXPIRED_WINDOW.code))
+    """Windows a record is too late for (:func:`_expired_event_columns`)."""
+    return events(rows.filter(~F.col("live")), **_expired_event_columns())
 
 
-def aggregate_events(agg):
-    """Aggregator failures, and before 2.1 the puts the store rejected (``expired_window_put``)."""
+def _aggregate_event_columns(agg):
+    """An aggregator failure, or before 2.1 a put the store rejected (``expired_window_put``)."""
     text = (F.when(F.col("fail"), F.lit(FailureCode.AGGREGATOR_NULL_VALUE.code))
             .when(F.col("rejected"), F.lit(DropReason.EXPIRED_WINDOW_PUT.code)))
     etype = F.when(F.col("fail"), F.lit(FAILURE)).when(F.col("rejected"), F.lit(DROP))
     # a failure sits where its window's update would have been forwarded: the record's earlier
     # windows were forwarded before the aggregator threw
     f1, f3 = forward_order(agg)
-    return events(agg.filter(F.col("fail") | F.col("rejected")), etype=etype, f1=f1, f2=F.lit(b""),
-                  f3=f3, n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+    return dict(etype=etype, f1=f1, f2=F.lit(b""), f3=f3, n_null=F.lit(False), o_kind=F.lit(OLD_NONE), text=text)
+
+
+def aggregate_events(agg):
+    """Aggregator failures, and before 2.1 the puts the store rejected (:func:`_aggregate_event_columns`)."""
+    return events(agg.filter(F.col("fail") | F.col("rejected")), **_aggregate_event_columns(agg))
+
+
+def _update_event_columns(agg):
+    """Emit on update: every window update is forwarded (``etype`` null: emit on window close)."""
+    f1, f3 = forward_order(agg)
+    send_old = F.col("send_old")
+    o_kind = F.when(~send_old, F.lit(OLD_NONE)).when(F.col("old_null"), F.lit(OLD_NULL)).otherwise(F.lit(OLD_JOINED))
+    return dict(etype=F.when(~F.col("final"), F.lit(OUTPUT)), key=windowed_key(F.col("w_start"), F.col("size")),
+                ts=update_ts(), f1=f1, f2=F.lit(b""), f3=f3, n_null=F.col("new_null"), n_l=F.col("new_text"),
+                o_kind=o_kind, o_l=F.col("old_text"))
 
 
 def _update_events(agg):
     """Emit on update: every window update is forwarded."""
-    f1, f3 = forward_order(agg)
-    send_old = F.col("send_old")
-    o_kind = F.when(~send_old, F.lit(OLD_NONE)).when(F.col("old_null"), F.lit(OLD_NULL)).otherwise(F.lit(OLD_JOINED))
-    return events(agg.filter(~F.col("final") & ~F.col("fail")), etype=F.lit(OUTPUT),
-                  key=windowed_key(F.col("w_start"), F.col("size")), ts=update_ts(), f1=f1, f2=F.lit(b""), f3=f3,
-                  n_null=F.col("new_null"), n_l=F.col("new_text"), o_kind=o_kind, o_l=F.col("old_text"))
+    return events(agg.filter(~F.col("final") & ~F.col("fail")), **_update_event_columns(agg))
 
 
 def _emission_points(recs, finals):
@@ -467,10 +506,55 @@ def aggregated_windows(frame, features):
     return recs, rows, agg
 
 
+def single_pass(needs) -> bool:
+    """Can a batch's events come from one pass over its window rows (:func:`_single_pass_events`)?
+    Each row then has one event at most: so not before 2.1 (a rejected put is a drop and an
+    update; 2.1's clocks need their own pass), and no step reads the rows twice: no emit on
+    window close (it reads the records and the aggregates), no Python fold (a second branch of
+    the rows), no 0.10.2 first-segment reads (a pass over the stores' first puts)."""
+    return not (needs.emit_final or needs.python_fold or needs.first_segment or needs.legacy_clocks)
+
+
+def _first_of(frame, cases):
+    """The event columns of ``frame``'s rows, each from the first of ``cases`` ((condition, columns
+    as for ``events``)) whose condition holds; a column a case does not give is the row's own
+    column of that name, or null (as ``events`` picks it)."""
+    present = set(frame.columns)
+
+    def pick(columns, name):
+        column = columns.get(name, name if name in present else None)
+        return F.lit(None) if column is None else (F.col(column) if isinstance(column, str) else column)
+
+    merged = {}
+    for name in sorted(set().union(*(columns for _, columns in cases))):
+        (condition, columns), rest = cases[0], cases[1:]
+        column = F.when(condition, pick(columns, name))
+        for condition, columns in rest:
+            column = column.when(condition, pick(columns, name))
+        merged[name] = column
+    return events(frame, **merged)
+
+
+def _single_pass_events(frame, features):
+    """The events of :func:`time_window_aggregate` in one pass (see :func:`single_pass`): every
+    record exploded into its windows (one row with a null ``w_start`` if it has none), the
+    count / sum windows over the live ones, and one event per row: the record's own, an expired
+    window's drop, the aggregator's failure, or the update. No frame is read twice, so nothing
+    is materialised (no local checkpoint) and each row is shuffled once by window."""
+    recs = records(frame, features)
+    rows = _with_window_flags(_exploded(recs, F.posexplode_outer), keep=("key_null", "fails"))
+    windowed = F.col("w_start").isNotNull()
+    agg = _native_aggregates(rows, counted=windowed & F.col("live"))
+    return _first_of(agg, [(~windowed, _record_event_columns()), (~F.col("live"), _expired_event_columns()),
+                           (F.col("fail"), _aggregate_event_columns(agg)), (F.lit(True), _update_event_columns(agg))])
+
+
 def time_window_aggregate(frame, features=None):
     """``frame``: records of window_aggregate scenarios, clustered by (scenario, task), with
     configs (``window_settings`` columns) and processing order. Returns its events."""
     needs = getattr(features, "windows", None) or Features()
+    if single_pass(needs):
+        return _single_pass_events(frame, features)
     recs, rows, agg = aggregated_windows(frame, features)
     parts = [record_events(recs), expired_events(rows), aggregate_events(agg), _update_events(agg)]
     if needs.emit_final:

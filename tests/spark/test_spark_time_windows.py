@@ -240,6 +240,37 @@ def test_before_2_1_the_store_forgets_windows_by_segments(results):
     assert drops(results["store-expiry-2.1"]) == [(2, DropReason.EXPIRED_WINDOW)]
 
 
+def _single_pass_batch(scenarios) -> bool:
+    from kssim.spark_backend.runtime.inputs import Features, config_row
+    from kssim.spark_backend.windows.time_window import single_pass
+
+    return single_pass(Features.of([config_row(i, s) for i, s in enumerate(scenarios)]).windows)
+
+
+def test_the_single_pass_gives_the_general_plans_results(spark, batch, results):  # noqa: F811
+    """A batch of count / sum aggregations emitting on update, 2.2+, is computed in one pass
+    (``time_window.single_pass``: no local checkpoint, one event per window row); the fixtures'
+    batches hold emit-final and Python-fold scenarios, so they took the general plan. Run alone,
+    the eligible ones give the same bytes, with one window per task and with the task scans in
+    blocks of two positions (``prefix_scan``, as a large replay computes them)."""
+    from kssim_testing import result_bytes
+
+    from kssim.spark_backend.runtime.runner import run_scenarios
+
+    general = [(path, *batch[path]) for path in FILES] + [(name, CASES[name], results[name]) for name in CASES]
+    assert not _single_pass_batch([s for _, s, _ in general])
+    eligible = [(name, s, r) for name, s, r in general if _single_pass_batch([s])]
+    # late windows, null keys and values, a failing sum, old values, several partitions and orders
+    assert len(eligible) >= 30
+    assert {"digest", "partly-late", "nulls", "sum-null", "old-values"} <= {name for name, _, _ in eligible}
+    expected = [result_bytes(r) for _, _, r in eligible]
+    scenarios = [s for _, s, _ in eligible]
+    assert [result_bytes(r) for r in run_scenarios(scenarios, spark)] == expected
+    listed = [i for i, s in enumerate(scenarios) if s.config.order == "as_listed"]
+    in_blocks = run_scenarios([scenarios[i] for i in listed], spark, scan_block=2)
+    assert [result_bytes(r) for r in in_blocks] == [expected[i] for i in listed]
+
+
 def _variant(doc, rng):
     """A conformance scenario spread over 2-3 partitions, in either processing order and store,
     without its expectations."""
