@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 
 from kssim.reference.model.codes import DropReason
 
-from kssim.spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OLD_NONE, OUTPUT, events
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OUTPUT, events
 from kssim.spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
 from kssim.spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
 from kssim.spark_backend.windows.store_models import floor_column
@@ -53,6 +53,8 @@ from kssim.spark_backend.windows.store_models import floor_column
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
 ORDER = ("g1", "g3", "g4")
 FRONTIER, SESSION = 0, 1
+#: what the emit-final results read of the records besides the replay's columns
+_FINAL_COLUMNS = ("_st_b", "sw_final", "sw_per_task", "sw_in_memory", "sw_emit_model", "sw_retention", "sw_segment")
 
 
 def _clocks(frame, features):
@@ -76,11 +78,20 @@ def _clocks(frame, features):
     ).drop("_tt")
 
 
-def _replayed(records, callables):
-    """The per-key (or per-task) replay of the non-null-key records."""
-    rows = records.filter(F.col("key").isNotNull()).select(*IN_COLUMNS)
+def _replayed(records, needs):
+    """The per-key (or per-task) replay of the records (it drops the null keys itself): only the
+    per-record columns travel, the settings go with the function (``session_replay``)."""
+    rows = records.select(*IN_COLUMNS, "scope")
     return rows.repartition("sid", "task", "scope").sortWithinPartitions("sid", "task", "scope", "seq") \
-        .mapInArrow(replay_function(callables), OUT_DDL)
+        .select(*IN_COLUMNS).mapInArrow(replay_function(needs), OUT_DDL)
+
+
+def _narrow(records):
+    """The columns the replay and the final results read (the configs of every other operator
+    ride in ``frame``: not worth a shuffle or a checkpoint)."""
+    # count never reads the value: the replay gets none to parse
+    value = F.when(F.col("sw_agg") == "count", F.lit(None).cast("string")).otherwise(F.col("value"))
+    return records.select(*[value.alias(c) if c == "value" else c for c in IN_COLUMNS], "scope", *_FINAL_COLUMNS)
 
 
 def _final_results(records, versions):
@@ -133,22 +144,15 @@ def _final_results(records, versions):
                   g1=where.getField("g1"), g2=where.getField("g2"), g3=where.getField("g3"), g4=where.getField("g4"))
 
 
-def session_aggregate(frame, features=None):
+def session_aggregate(frame, features):
     """``frame``: records of session_aggregate scenarios, clustered by (scenario, task), with
     configs (``session_settings`` columns) and processing order. Returns its events."""
-    # read by several branches: computed once (lazy local checkpoints, freed with their frames)
-    records = _clocks(frame, features).localCheckpoint(eager=False)
-    null_keys = events(records.filter(F.col("key").isNull()), etype=F.lit(DROP), f1=F.lit(0), f2=F.lit(b""),
-                       f3=F.lit(0), n_null=F.lit(False), o_kind=F.lit(OLD_NONE),
-                       text=F.lit(DropReason.NULL_KEY.code))
-    needs = getattr(features, "session", None)
-    replayed = _replayed(records, needs.callables if needs is not None else ())
-    if needs is not None and not needs.final_per_key:
-        return null_keys.unionByName(replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS))
-    replayed = replayed.localCheckpoint(eager=False)
-    parts = [null_keys, replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS),
-             _final_results(records, replayed.filter(F.col("kind") == VERSION))]
-    out = parts[0]
-    for part in parts[1:]:
-        out = out.unionByName(part)
-    return out
+    records = _narrow(_clocks(frame, features))
+    needs = features.session
+    if not needs.final_per_key:  # one pass: the replay's events are all
+        return _replayed(records, needs).filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS)
+    # read by the replay and the final results: computed once (lazy local checkpoints, freed with their frames)
+    records = records.localCheckpoint(eager=False)
+    replayed = _replayed(records, needs).localCheckpoint(eager=False)
+    return replayed.filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS) \
+        .unionByName(_final_results(records, replayed.filter(F.col("kind") == VERSION)))

@@ -47,21 +47,15 @@ EVENT, VERSION = 0, 1
 OUT_DDL = EVENT_DDL + ", kind INT, v_end BIGINT, v_after BIGINT, v_born BIGINT, v_died BIGINT"
 OUT_COLUMNS = tuple(part.split()[0] for part in OUT_DDL.split(", "))
 
-#: the input columns the replay reads (``session.py`` selects them)
-IN_COLUMNS = (
-    "sid", "task", "scope", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value",
-    "fetch_clock", "put_clock", "close", "send_old",
-    "sw_gap", "sw_close_offset", "sw_retention", "sw_segment", "sw_final", "sw_in_memory", "sw_agg", "sw_merge_sep",
-    "sw_fetch_model", "sw_put_model", "sw_emit_model", "sw_aggregate_first", "sw_per_task",
-    "session_late_before_close", "session_output_ts_window_end", "session_fetch_end_bounded",
-    "session_emit_final_iterator_leak", "zero_cache_strips_caching_layer", "session_cache_finds_previous",
-    "sw_from_first_segment", "first_put",
-)
+#: the input columns the replay reads (``session.py`` selects them): per record only; the
+#: scenario's settings come from the driver (``session_settings.Features.settings``), once per scenario
+IN_COLUMNS = ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value",
+              "fetch_clock", "put_clock", "close", "first_put")
 #: one input row as the replay reads it
-_Record = record_type("SessionRecord", ("sid", "task", "key", "idx", "g1", "g2", "g3", "g4", "seq", "ts", "value",
-                                        "fetch_clock", "put_clock", "close", "first_put"))
+_Record = record_type("SessionRecord", IN_COLUMNS)
 _MIN = -(1 << 63)
 _EXPIRED = DropReason.EXPIRED_WINDOW.code
+_NULL_KEY = DropReason.NULL_KEY.code
 _NULL_SUM = FailureCode.AGGREGATOR_NULL_VALUE.code
 _WINDOW_BOUND = FailureCode.WINDOW_ILLEGAL_ARGUMENT.code
 #: Java's ``Long.MAX_VALUE``, and the span a long sum wraps by
@@ -74,39 +68,38 @@ FINAL_RANK = 1 << 62
 
 
 class _Settings:
-    """One scenario's settings, read once from its first row."""
+    """One scenario's settings, from its config row (``session_settings.Features.settings``)."""
 
     __slots__ = ("gap", "close_offset", "retention", "segment", "final", "in_memory", "agg", "fetch_model", "put_model",
                  "emit_model", "aggregate_first", "per_task", "late_before_close", "ts_window_end",
                  "end_bounded", "leak", "send_old", "cached", "finds_previous", "from_first_segment")
 
-    def __init__(self, c, i, aggregations):
-        self.gap, self.retention, self.segment = c["sw_gap"][i], c["sw_retention"][i], c["sw_segment"][i]
-        self.close_offset = c["sw_close_offset"][i]
-        self.final, self.in_memory = c["sw_final"][i], c["sw_in_memory"][i]
-        name, sep = c["sw_agg"][i], c["sw_merge_sep"][i]
+    def __init__(self, c, sid, aggregations):
+        self.gap, self.retention, self.segment = c["sw_gap"], c["sw_retention"], c["sw_segment"]
+        self.close_offset = c["sw_close_offset"]
+        self.final, self.in_memory = c["sw_final"], c["sw_in_memory"]
+        name, sep = c["sw_agg"], c["sw_merge_sep"]
         if name is None:  # a Python API aggregation, shipped with the function
-            self.agg = aggregations[c["sid"][i]]
+            self.agg = aggregations[sid]
         else:
             if (name, sep) not in aggregations:
                 aggregations[(name, sep)] = aggregation_of(name, sep)
             self.agg = aggregations[(name, sep)]
-        self.fetch_model, self.put_model, self.emit_model = (c["sw_fetch_model"][i], c["sw_put_model"][i],
-                                                             c["sw_emit_model"][i])
-        self.aggregate_first, self.per_task = c["sw_aggregate_first"][i], c["sw_per_task"][i]
-        self.late_before_close = c["session_late_before_close"][i]  # [session_late_before_close]
-        self.ts_window_end = c["session_output_ts_window_end"][i]  # [session_output_ts_window_end]
-        self.end_bounded = c["session_fetch_end_bounded"][i]  # [session_fetch_end_bounded]
-        self.leak = c["session_emit_final_iterator_leak"][i] and self.in_memory and self.final
-        self.send_old = bool(c["send_old"][i])
+        self.fetch_model, self.put_model, self.emit_model = c["sw_fetch_model"], c["sw_put_model"], c["sw_emit_model"]
+        self.aggregate_first, self.per_task = c["sw_aggregate_first"], c["sw_per_task"]
+        self.late_before_close = c["session_late_before_close"]  # [session_late_before_close]
+        self.ts_window_end = c["session_output_ts_window_end"]  # [session_output_ts_window_end]
+        self.end_bounded = c["session_fetch_end_bounded"]  # [session_fetch_end_bounded]
+        self.leak = c["session_emit_final_iterator_leak"] and self.in_memory and self.final
+        self.send_old = bool(c["send_old"])
         # [zero_cache_strips_caching_layer] KAFKA-6998 (2.1): with a zero-byte cache the store has no
         # caching layer; before, every write goes through CachingSessionStore, is evicted at once and
         # forwarded by its flush listener
-        self.cached = not c["zero_cache_strips_caching_layer"][i]
-        self.finds_previous = c["session_cache_finds_previous"][i]  # [session_cache_finds_previous]
+        self.cached = not c["zero_cache_strips_caching_layer"]
+        self.finds_previous = c["session_cache_finds_previous"]  # [session_cache_finds_previous]
         # [rocksdb_fetch_from_first_segment] 0.10.2 (Segments#minSegmentId): lookups skip the segments
         # older than the first one the store created, although later puts may still go there
-        self.from_first_segment = c["sw_from_first_segment"][i]
+        self.from_first_segment = c["sw_from_first_segment"]
         # the flush listener forwards at the session's end (the cache entry's timestamp)
         self.ts_window_end = self.ts_window_end or self.cached
 
@@ -276,8 +269,7 @@ class SessionReplay:
     def _accept(self, r, sessions, found, agg, start, end):
         s = self.s
         ts, seq = r.ts, r.seq
-        # count never reads the value: skip parsing it
-        value = None if r.value is None or s.agg.name == "count" else json.loads(r.value)
+        value = None if r.value is None else json.loads(r.value)  # null for a count (session.py)
         self._f1 = 0
         if s.aggregate_first:  # [windowed_grace] before 2.1 the aggregator ran first
             agg = self._aggregate(r, value, agg)
@@ -414,29 +406,46 @@ class SessionReplay:
                     self._version(r, sessions, w, v, None)
 
 
-def replay_function(callables=()):
-    """The ``mapInArrow`` body; ``callables``: ``((sid, Aggregation), ...)`` of the Python API."""
+def replay_function(needs):
+    """The ``mapInArrow`` body of a batch whose session scenarios are ``needs``
+    (``session_settings.Features``: their settings, and the Python API's aggregations)."""
+    settings, callables = {sid: dict(row) for sid, row in needs.settings}, needs.callables
+
     def replay(batches):
-        return replay_batches(batches, dict(callables))
+        return replay_batches(batches, settings, dict(callables))
 
     return replay
 
 
-def replay_batches(batches, aggregations=None):
-    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> OUT_DDL rows;
+def _null_key_drop(r):
+    """A record with a null key is dropped before anything else (``null_key``): no store, no clock."""
+    return (DROP, r.sid, r.task, r.idx, r.g1, r.g2, r.g3, r.g4, 0, b"", 0, None, r.ts, False, None, None, OLD_NONE,
+            None, None, _NULL_KEY, EVENT, None, None, None, None)
+
+
+def replay_batches(batches, settings, aggregations=None):
+    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> OUT_DDL rows; ``settings``:
+    sid -> the scenario's config row (its ``session_settings`` columns and ``send_old``);
     ``aggregations``: sid -> the Python API aggregation of that scenario."""
     aggregations = dict(aggregations or {})
+    scenarios = {}  # sid -> _Settings, built once
     current, replay, last = None, None, None
     out = []
     for batch in batches:
-        c = {name: batch.column(name).to_pylist() for name in IN_COLUMNS}
-        scopes = c["scope"]
-        for i, r in enumerate(map(_Record._make, zip(*[c[name] for name in _Record._fields]))):
-            group = (r.sid, r.task, scopes[i])
+        c = [batch.column(name).to_pylist() for name in IN_COLUMNS]
+        for r in map(_Record._make, zip(*c)):
+            if r.key is None:
+                out.append(_null_key_drop(r))
+                continue
+            s = scenarios.get(r.sid)
+            if s is None:
+                s = scenarios[r.sid] = _Settings(settings[r.sid], r.sid, aggregations)
+            # the scope of one replay: the key, or the whole task (``sw_per_task``)
+            group = (r.sid, r.task, None if s.per_task else r.key)
             if group != current:
                 if replay is not None:
                     replay.finish(last)
-                current, replay = group, SessionReplay(_Settings(c, i, aggregations), out)
+                current, replay = group, SessionReplay(s, out)
             replay.process(r)
             last = r
         if len(out) >= 4096:

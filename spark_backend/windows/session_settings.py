@@ -56,6 +56,9 @@ _COLUMNS = (
 CONFIG_DDL, CONFIG_COLUMNS, RULE_COLUMNS = config_columns(_COLUMNS, first_rule="session_own_stream_time")
 #: not a column: the aggregation itself, for the Python API's callables (``Features.of``)
 AGGREGATION_KEY = "_sw_aggregation"
+#: what the sequential replay reads of a scenario's config row: its session columns and whether
+#: it sends old values
+REPLAY_SETTINGS = CONFIG_COLUMNS + ("send_old",)
 
 
 def store_models(profile, in_memory: bool, final: bool):
@@ -124,9 +127,13 @@ class Features:
     #: ``((sid, Aggregation), ...)``: the Python API's aggregations (named ones are rebuilt from
     #: their name on the executors)
     callables: tuple = ()
+    #: ``((sid, ((column, value), ...)), ...)``: each scenario's ``REPLAY_SETTINGS``, shipped with the
+    #: replay (``session_replay``) instead of riding along every record
+    settings: tuple = ()
 
     @classmethod
     def of(cls, config_rows):
         rows = [r for r in config_rows if r.get("sw_gap") is not None]
         return cls(final_per_key=any(r["sw_final"] and not r["sw_per_task"] for r in rows),
-                   callables=tuple((r["sid"], r[AGGREGATION_KEY]) for r in rows if r["sw_agg"] is None))
+                   callables=tuple((r["sid"], r[AGGREGATION_KEY]) for r in rows if r["sw_agg"] is None),
+                   settings=tuple((r["sid"], tuple((c, r[c]) for c in REPLAY_SETTINGS)) for r in rows))
