@@ -30,7 +30,8 @@ def record_type(name: str, fields):
 
 
 def arrow_batch(rows, ddl: str):
-    """Rows (tuples in ``ddl``'s column order) as one Arrow record batch of that schema."""
+    """Rows (tuples in ``ddl``'s column order) as one Arrow record batch of that schema; values
+    past the schema's columns at the end of a row are left out."""
     import pyarrow as pa
 
     fields = [part.split() for part in ddl.split(", ")]

@@ -19,8 +19,10 @@ What is set-based and what is not:
   largest session end put so far: the stream time before the record, as every record that raises
   the stream time puts a session ending there and is never late).
 - the sessions, sequential per key (``session_replay``): the merge depends on what the key's
-  earlier records left in the store. One ``mapInArrow`` over the records sorted by (scenario, task,
-  key, position); 2.1 and leaky in-memory emit-final stores replay a whole task (see there).
+  earlier records left in the store. One ``mapInArrow`` over the records clustered by (scenario, task,
+  key), each key's in position order; 2.1 and leaky in-memory emit-final stores replay a whole
+  task (see there). Only per-record columns travel (the settings ship with the function), and the
+  replay drops the null keys itself, so without emit-on-window-close the aggregation is one pass.
 - emit on window close (KIP-825, 3.3+), set-based from the replay's session versions: a session
   ending at E is forwarded by the first record of its task whose close time passes E (the record
   that first raises the stream time above E + close offset), if that version is still stored then
@@ -47,7 +49,7 @@ from kssim.reference.model.codes import DropReason
 
 from kssim.spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, OUTPUT, events
 from kssim.spark_backend.runtime.prefix_scan import FIRST, MAX, Running, running
-from kssim.spark_backend.windows.session_replay import EVENT, IN_COLUMNS, OUT_DDL, VERSION, replay_function
+from kssim.spark_backend.windows.session_replay import EVENT, IN_COLUMNS, VERSION, output_ddl, replay_function
 from kssim.spark_backend.windows.store_models import floor_column
 
 #: processing order within a task (the order ``with_processing_order`` numbered ``seq`` by)
@@ -82,8 +84,11 @@ def _replayed(records, needs):
     """The per-key (or per-task) replay of the records (it drops the null keys itself): only the
     per-record columns travel, the settings go with the function (``session_replay``)."""
     rows = records.select(*IN_COLUMNS, "scope")
-    return rows.repartition("sid", "task", "scope").sortWithinPartitions("sid", "task", "scope", "seq") \
-        .select(*IN_COLUMNS).mapInArrow(replay_function(needs), OUT_DDL)
+    # any order of the scopes will do, so a hash of the scope leads: Spark's sort compares a long
+    # prefix of its first column before the rest, and (sid, task) is the same on most rows
+    scope = ("sid", "task", "scope")
+    return rows.repartition(*scope).sortWithinPartitions(F.xxhash64(*scope), *scope, "seq") \
+        .select(*IN_COLUMNS).mapInArrow(replay_function(needs), output_ddl(needs))
 
 
 def _narrow(records):
@@ -150,7 +155,7 @@ def session_aggregate(frame, features):
     records = _narrow(_clocks(frame, features))
     needs = features.session
     if not needs.final_per_key:  # one pass: the replay's events are all
-        return _replayed(records, needs).filter(F.col("kind") == EVENT).select(*EVENT_COLUMNS)
+        return _replayed(records, needs)
     # read by the replay and the final results: computed once (lazy local checkpoints, freed with their frames)
     records = records.localCheckpoint(eager=False)
     replayed = _replayed(records, needs).localCheckpoint(eager=False)

@@ -7,8 +7,8 @@ end, then start descending), merges them with the merger in that order, drops th
 merged session ends before the close time (before its own close time in 2.1-2.2.0:
 ``session_late_before_close``), else removes the merged-away sessions (forwarding a tombstone for
 each), aggregates the record and puts the merged session. So each key's records are replayed in
-processing order by :class:`SessionReplay` (a ``mapInArrow`` body over rows sorted by scenario,
-task, scope and position).
+processing order by :class:`SessionReplay` (a ``mapInArrow`` body over rows clustered by scenario,
+task and scope, each scope's in position order).
 
 Everything a key's replay needs from other keys is a clock computed set-based before it
 (``session.py``): the close time, and the store's clock (``observedStreamTime``, the largest session
@@ -46,6 +46,13 @@ EVENT, VERSION = 0, 1
 #: emit-final fetch's order
 OUT_DDL = EVENT_DDL + ", kind INT, v_end BIGINT, v_after BIGINT, v_born BIGINT, v_died BIGINT"
 OUT_COLUMNS = tuple(part.split()[0] for part in OUT_DDL.split(", "))
+
+
+def output_ddl(needs) -> str:
+    """The replay's output schema: without per-key emit-on-window-close (``needs``:
+    ``session_settings.Features``) no replay writes versions, so the events' columns are all
+    (the leading columns of its rows: ``arrow_batch`` leaves the rest out)."""
+    return OUT_DDL if needs.final_per_key else EVENT_DDL
 
 #: the input columns the replay reads (``session.py`` selects them): per record only; the
 #: scenario's settings come from the driver (``session_settings.Features.settings``), once per scenario
@@ -203,8 +210,10 @@ class SessionReplay:
     def _forget_below(self, r, sessions, end_floor):
         """The store no longer holds the sessions ending before ``end_floor``; a per-task replay
         under emit-on-window-close remembers those no emission range has reached yet (lost)."""
-        k = sessions.from_end(end_floor)
-        for _ in range(k):
+        windows = sessions.windows
+        if not windows or windows[0][0] >= end_floor:
+            return  # the usual case: nothing to forget (skips the search)
+        for _ in range(sessions.from_end(end_floor)):
             if self.s.per_task and self.s.final:
                 end, start = sessions.windows[0]
                 if self.last_emit_close is None or end >= self.last_emit_close:
@@ -345,18 +354,19 @@ class SessionReplay:
         if s.per_task and not s.in_memory:
             self.last_put_clock = put_clock
         put_floor = floor(s.put_model, put_clock, s.retention, s.segment)
-        existing = sessions.find(end, start)
+        window = (end, start)
+        i = bisect_left(sessions.windows, window)  # where it is, or goes
+        existing = i < len(sessions.windows) and sessions.windows[i] == window
         if end < put_floor:  # the store skips a put into an expired segment (in memory: at or before clock - retention)
             self._row(r, DROP, self._f1, text=_EXPIRED_PUT)
             self._f1 += 1
         elif agg is None:  # a null aggregate (a reduce of a null value): the put is a delete
-            if existing is not None:
-                self._remove(r, sessions, existing, seq)
+            if existing:
+                self._remove(r, sessions, i, seq)
         else:
-            if existing is not None:
-                self._remove(r, sessions, existing, seq)
-            i = bisect_left(sessions.windows, (end, start))
-            sessions.windows.insert(i, (end, start))
+            if existing:
+                self._remove(r, sessions, i, seq)
+            sessions.windows.insert(i, window)
             sessions.values.insert(i, [agg, seq])
         if not s.leak:
             self._forget_below(r, sessions, put_floor)
@@ -409,10 +419,10 @@ class SessionReplay:
 def replay_function(needs):
     """The ``mapInArrow`` body of a batch whose session scenarios are ``needs``
     (``session_settings.Features``: their settings, and the Python API's aggregations)."""
-    settings, callables = {sid: dict(row) for sid, row in needs.settings}, needs.callables
+    settings, callables, ddl = {sid: dict(row) for sid, row in needs.settings}, needs.callables, output_ddl(needs)
 
     def replay(batches):
-        return replay_batches(batches, settings, dict(callables))
+        return replay_batches(batches, settings, dict(callables), ddl)
 
     return replay
 
@@ -423,10 +433,10 @@ def _null_key_drop(r):
             None, None, _NULL_KEY, EVENT, None, None, None, None)
 
 
-def replay_batches(batches, settings, aggregations=None):
-    """``mapInArrow`` body: rows sorted by (sid, task, scope, seq) -> OUT_DDL rows; ``settings``:
-    sid -> the scenario's config row (its ``session_settings`` columns and ``send_old``);
-    ``aggregations``: sid -> the Python API aggregation of that scenario."""
+def replay_batches(batches, settings, aggregations=None, ddl=OUT_DDL):
+    """``mapInArrow`` body: rows clustered by (sid, task, scope), by ``seq`` within one -> ``ddl``
+    rows (``output_ddl``); ``settings``: sid -> the scenario's config row (its ``session_settings``
+    columns and ``send_old``); ``aggregations``: sid -> the Python API aggregation of that scenario."""
     aggregations = dict(aggregations or {})
     scenarios = {}  # sid -> _Settings, built once
     current, replay, last = None, None, None
@@ -449,9 +459,9 @@ def replay_batches(batches, settings, aggregations=None):
             replay.process(r)
             last = r
         if len(out) >= 4096:
-            yield arrow_batch(out, OUT_DDL)
+            yield arrow_batch(out, ddl)
             out.clear()  # the replays hold this list: empty it in place
     if replay is not None:
         replay.finish(last)
     if out:
-        yield arrow_batch(out, OUT_DDL)
+        yield arrow_batch(out, ddl)
