@@ -41,6 +41,8 @@ def segment_interval(retention_ms: int) -> int:
 
 def java_div(a: int, b: int) -> int:
     """Java's long division (truncates towards zero), as ``segmentId`` computes it."""
+    if a >= 0 and b > 0:  # the usual case, where Python's floor division truncates as well
+        return a // b
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 

@@ -102,6 +102,32 @@ def test_a_scenario_run_alone_conforms(spark, path):  # noqa: F811
     assert_conforms(scenario, run_scenarios([scenario], spark)[0])
 
 
+def test_an_emit_on_update_replay_is_one_pass_over_narrow_rows(spark):  # noqa: F811
+    """Without emit-on-window-close the replay reads the records once (no local checkpoint), and
+    only their own columns travel to it: the settings ship with the function, and a count gets
+    no values (issue 19: the rows entering the Python replay were 37 columns wide)."""
+    import re
+
+    from kssim.spark_backend.runtime.inputs import scenarios_to_frames
+    from kssim.spark_backend.runtime.runner import batch_events
+    from kssim.spark_backend.windows.session_replay import IN_COLUMNS
+
+    records, configs, features = scenarios_to_frames(spark, [CASES["late-merges"]], [0])
+    plan = batch_events(records, configs, features)._jdf.queryExecution().executedPlan().toString()
+    assert "ExistingRDD" not in plan  # what a local checkpoint reads back
+    replay_input = plan[plan.index("MapInArrow replay(") + len("MapInArrow replay("):].split(")#", 1)[0]
+    assert [c.split("#")[0] for c in replay_input.split(", ")] == list(IN_COLUMNS)
+    assert not any(c.startswith(("sw_", "session_")) for c in IN_COLUMNS)
+    assert re.search(r"\(sw_agg#\d+ = count\) THEN null ELSE value#\d+ END AS value#", plan)
+
+
+def test_a_segment_id_truncates_towards_zero_as_java_does():
+    from kssim.spark_backend.windows.store_models import java_div
+
+    assert [java_div(a, b) for a, b in ((7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5), (-1, 60_000))] == [
+        3, -3, -3, 3, 0, 0]
+
+
 # --- merging, lateness, the store's retention (3.9, digest B.2) ------------------------------------
 
 # gap 10, grace 5: [0,5] and [20,20], then @12 (stream time 20): the store's fetch hides sessions
