@@ -46,6 +46,10 @@ How each rule is computed ("running" = a window per (scenario, task) in processi
   ``time_windows_in_start_order``); before, the windows the store already had first (by start),
   then the new ones in ``HashMap`` iteration order (bucket ``spread(Long.hashCode(start)) & (cap -
   1)``, ``cap`` the table size after inserting all of the record's windows, then insertion order).
+- plan: a batch of count / sum aggregations emitting on update, 2.2+ (a replay of one such
+  scenario), is one pass (``single_pass``): scan, running clocks, window rows, running
+  aggregates, one event per row; the other batches materialise the records, the window rows and
+  the aggregates (lazy local checkpoints: several steps read each).
 - store clocks: a window store's observed time is the largest window start put so far (a null
   put counts): per record the largest start it put, a running max per side.
 - emit on window close (KIP-825, 3.3+; wall-clock throttle at 0): the ranges the processor fetches
@@ -86,15 +90,18 @@ def rule(name: str):
     return F.col("tw_" + name)
 
 
-def _per_record(frame):
-    """One row per record with the settings later steps read (a narrow frame)."""
+def _per_record(frame, needs):
+    """One row per record with the settings later steps read (a narrow frame; in a one-scenario
+    batch the settings are literals, which Spark folds, so no shuffle carries them)."""
     side = F.col("side")
+    # one processor (no windowed-table join): the left aggregation, a literal in a replay
+    agg = F.when(side == 0, F.col("tw_lagg")).otherwise(F.col("tw_ragg")) if needs.two_sided else F.col("tw_lagg")
     return frame.select(
         *_RECORD_COLUMNS, F.col("key").isNull().alias("key_null"),
         F.col("tw_size").alias("size"), F.col("tw_adv").alias("adv"), F.col("tw_grace").alias("grace"),
         F.col("tw_retention").alias("retention"), F.col("tw_segment").alias("segment"),
         F.col("tw_final").alias("final"), F.col("tw_in_memory").alias("in_memory"),
-        F.when(side == 0, F.col("tw_lagg")).otherwise(F.col("tw_ragg")).alias("agg"),
+        agg.alias("agg"),
         F.col("tw_shift").alias("shift"), F.col("tw_tasks").alias("tasks"), F.col("send_old"), F.col("join"),
         F.col("kip77_join_semantics"), F.col("output_ts_max"), F.col("ktable_emit_on_change"),
         rule("windowed_agg_own_stream_time").alias("own_clock"),
@@ -147,14 +154,15 @@ def records(frame, features):
     stream time rounded down to the advance; 2.1 and older need a second running pass."""
     needs = getattr(features, "windows", None) or Features()
     block = getattr(features, "task_scan_block", None)
-    frame = _window_bounds(_per_record(frame))
+    frame = _per_record(frame, needs)
     side, ts, live_key = F.col("side"), F.col("ts"), ~F.col("key_null")
     clocks = [Running("c0", MAX, F.when((side == 0) & live_key, ts), inclusive=True)]
     if needs.two_sided:
         clocks.append(Running("c1", MAX, F.when((side == 1) & live_key, ts), inclusive=True))
     if needs.legacy_clocks:
         clocks.append(Running("ct", MAX, ts, inclusive=True))
-    frame = running(frame, clocks, ORDER, block)
+    # the window bounds after the scan's shuffle: computed from ts, they need not travel in it
+    frame = _window_bounds(running(frame, clocks, ORDER, block))
     c0 = F.col("c0")
     c1 = F.col("c1") if needs.two_sided else F.lit(None).cast("bigint")
     ct = F.col("ct") if needs.legacy_clocks else F.lit(None).cast("bigint")
@@ -233,7 +241,7 @@ def window_rows(recs, features=None):
     window's segment), ``w_count`` (how many windows the record has) and, in 0.10.2,
     ``first_start`` (the start of its store's first put: ``first_put_starts``)."""
     needs = getattr(features, "windows", None) or Features()
-    exploded = _exploded(recs.filter(_has_windows()), F.posexplode)
+    exploded = _exploded(recs.filter(_has_windows()), needs)
     first_start = None
     if needs.first_segment:
         exploded = first_put_starts(exploded)
@@ -246,11 +254,18 @@ def _has_windows():
     return ~F.col("key_null") & (F.col("ts") >= 0) & F.col("fails").isNull()
 
 
-def _exploded(recs, explode):
-    """``recs`` exploded by ``explode`` (``posexplode``, or ``posexplode_outer``: a record without
-    windows keeps one row, its ``w_start`` null) into its windows, ``w_pos`` the window's place
-    among the record's, ascending (its insertion order into windowsFor's map)."""
+def _exploded(recs, needs, outer=False):
+    """``recs`` exploded into their windows (``outer``: a record without windows keeps one row,
+    its ``w_start`` null), ``w_pos`` the window's place among the record's, ascending (its
+    insertion order into windowsFor's map), ``w_count`` how many the record has. Tumbling
+    windows (no scenario hops): ``windowsFor`` gives the one window starting at ``last``."""
+    if not needs.hopping:
+        # size = advance: first = last (``_window_bounds``, either windowsFor), no array to explode
+        one = F.when(_has_windows(), F.lit(1))
+        return recs.select("*", one.alias("w_count"), (one - 1).alias("w_pos"),
+                           F.when(_has_windows(), F.col("last")).alias("w_start"))
     starts = F.when(_has_windows(), F.sequence(F.col("first"), F.col("last"), F.col("adv")))
+    explode = F.posexplode_outer if outer else F.posexplode
     return recs.select("*", starts.alias("_starts")) \
         .select("*", F.size("_starts").alias("w_count"), explode("_starts").alias("w_pos", "w_start")).drop("_starts")
 
@@ -297,27 +312,24 @@ def java_long(exact):
     return F.pmod(exact + half, whole).__sub__(half).cast("bigint")
 
 
-def _native_aggregates(rows, counted=None):
+def _native_aggregates(rows):
     """count / sum as running Spark windows over each window's updates (see ``window_fold`` for
-    the columns). ``counted``: the rows that are updates (the others are carried along, their
-    aggregate columns meaningless); default: every row."""
+    the columns)."""
     in_window = Window.partitionBy(*WINDOW).orderBy("seq")
     upto = in_window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     dead, agg = F.col("dead"), F.col("agg")
-    only = (lambda column: column) if counted is None else (lambda column: F.when(counted, column))
-    # the updates so far, this one included (row_number over the updates alone)
-    n = F.row_number().over(in_window) if counted is None else F.count(only(F.lit(1))).over(upto)
+    n = F.row_number().over(in_window)
     value = F.when(agg == "sum", F.col("value")).cast("bigint")  # count's values may be anything
     # the running sum in decimal, wrapped as Java long arithmetic wraps (Kafka's Long aggregate)
     exact = value.cast(_EXACT)
-    total = F.sum(only(exact)).over(upto)
+    total = F.sum(exact).over(upto)
     new = F.when(agg == "count", F.when(dead, F.lit(1)).otherwise(n)) \
         .otherwise(F.when(dead, value).otherwise(java_long(total)))
     old = F.when(dead, F.lit(0)).otherwise(F.when(agg == "count", n - 1).otherwise(java_long(total - exact)))
     return rows.select(
         "*", new.cast("string").alias("new_text"), F.lit(False).alias("new_null"),
         old.cast("string").alias("old_text"), F.lit(False).alias("old_null"),
-        F.when(dead, F.col("ts")).otherwise(F.max(only(F.col("ts"))).over(upto)).alias("new_ts"),
+        F.when(dead, F.col("ts")).otherwise(F.max("ts").over(upto)).alias("new_ts"),
         (~dead & (n > 1)).alias("prior"),
         ((agg == "sum") & F.col("value").isNull()).alias("fail"))
 
@@ -538,13 +550,17 @@ def _first_of(frame, cases):
 def _single_pass_events(frame, features):
     """The events of :func:`time_window_aggregate` in one pass (see :func:`single_pass`): every
     record exploded into its windows (one row with a null ``w_start`` if it has none), the
-    count / sum windows over the live ones, and one event per row: the record's own, an expired
-    window's drop, the aggregator's failure, or the update. No frame is read twice, so nothing
-    is materialised (no local checkpoint) and each row is shuffled once by window."""
+    count / sum windows over each window's rows, and one event per row: the record's own, an
+    expired window's drop, the aggregator's failure, or the update. No frame is read twice, so
+    nothing is materialised (no local checkpoint) and each row is shuffled once by window."""
+    needs = getattr(features, "windows", None) or Features()
     recs = records(frame, features)
-    rows = _with_window_flags(_exploded(recs, F.posexplode_outer), keep=("key_null", "fails"))
+    rows = _with_window_flags(_exploded(recs, needs, outer=True), keep=("key_null", "fails"))
     windowed = F.col("w_start").isNotNull()
-    agg = _native_aggregates(rows, counted=windowed & F.col("live"))
+    # a window's late rows need not be kept out of its running count: the close time only grows
+    # (2.2+: the processor's own stream time less a grace), so once a row is too late for a
+    # window every later one is too, and the late rows come after all of its updates
+    agg = _native_aggregates(rows)
     return _first_of(agg, [(~windowed, _record_event_columns()), (~F.col("live"), _expired_event_columns()),
                            (F.col("fail"), _aggregate_event_columns(agg)), (F.lit(True), _update_event_columns(agg))])
 

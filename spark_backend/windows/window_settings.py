@@ -133,6 +133,9 @@ class Features:
     legacy_clocks: bool = True
     #: some RocksDB store reads from its first segment on (0.10.2): a pass finds each store's first put
     first_segment: bool = True
+    #: some scenario's windows hop (advance < size): a record may have several windows; else
+    #: every record has one at most (its tumbling window)
+    hopping: bool = True
 
     @classmethod
     def of(cls, config_rows):
@@ -148,4 +151,5 @@ class Features:
                    legacy_clocks=any(not r["tw_windowed_agg_own_stream_time"] or r["tw_grace"] is None
                                      for r in rows),
                    first_segment=any(r["tw_rocksdb_fetch_from_first_segment"] and not r["tw_in_memory"]
-                                     for r in rows))
+                                     for r in rows),
+                   hopping=any(r["tw_adv"] != r["tw_size"] for r in rows))

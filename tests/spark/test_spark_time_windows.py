@@ -252,7 +252,9 @@ def test_the_single_pass_gives_the_general_plans_results(spark, batch, results):
     (``time_window.single_pass``: no local checkpoint, one event per window row); the fixtures'
     batches hold emit-final and Python-fold scenarios, so they took the general plan. Run alone,
     the eligible ones give the same bytes, with one window per task and with the task scans in
-    blocks of two positions (``prefix_scan``, as a large replay computes them)."""
+    blocks of two positions (``prefix_scan``, as a large replay computes them), and the tumbling
+    ones alone (a batch without hopping windows takes each record's one window without an
+    array to explode)."""
     from kssim_testing import result_bytes
 
     from kssim.spark_backend.runtime.runner import run_scenarios
@@ -269,6 +271,10 @@ def test_the_single_pass_gives_the_general_plans_results(spark, batch, results):
     listed = [i for i, s in enumerate(scenarios) if s.config.order == "as_listed"]
     in_blocks = run_scenarios([scenarios[i] for i in listed], spark, scan_block=2)
     assert [result_bytes(r) for r in in_blocks] == [expected[i] for i in listed]
+    tumbling = [i for i, s in enumerate(scenarios) if s.topology.window.size_ms == s.topology.window.advance_ms]
+    assert len(tumbling) >= 10 and len(tumbling) < len(scenarios)
+    alone = run_scenarios([scenarios[i] for i in tumbling], spark)
+    assert [result_bytes(r) for r in alone] == [expected[i] for i in tumbling]
 
 
 def _variant(doc, rng):
