@@ -520,10 +520,11 @@ def aggregated_windows(frame, features):
 
 def single_pass(needs) -> bool:
     """Can a batch's events come from one pass over its window rows (:func:`_single_pass_events`)?
-    Each row then has one event at most: so not before 2.1 (a rejected put is a drop and an
-    update; 2.1's clocks need their own pass), and no step reads the rows twice: no emit on
-    window close (it reads the records and the aggregates), no Python fold (a second branch of
-    the rows), no 0.10.2 first-segment reads (a pass over the stores' first puts)."""
+    Each row then has one event at most and the clocks take one scan: so 2.2+ (before 2.1 a
+    rejected put is a drop and an update; 2.1's clocks need a pass of their own), and no step
+    reads the rows twice: no emit on window close (it reads the records and the aggregates), no
+    Python fold (a second branch of the rows), no 0.10.2 first-segment reads (a pass over the
+    stores' first puts)."""
     return not (needs.emit_final or needs.python_fold or needs.first_segment or needs.legacy_clocks)
 
 
