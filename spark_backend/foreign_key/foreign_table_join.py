@@ -32,7 +32,7 @@ from __future__ import annotations
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, few
+from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, aligned, few
 from kssim.spark_backend.foreign_key.subscription_send import (PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE,
                                                          PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE)
 from kssim.spark_backend.joins.stream_table import _FLOAT, key_bytes
@@ -58,13 +58,14 @@ def _ranked(subs, rhs_changes):
     """The RHS changes and the subscription records of each (scenario, task, FK) in processing
     order, each with ``n``: how many RHS changes of its FK came before it, itself included (a
     running count: an RHS change's rank, 1, 2, ...; a subscription record's count of changes before
-    it), and ``total``, the FK's count of RHS changes."""
-    events_ = few(subs.filter(F.col("fk").isNotNull()).select(
+    it), and ``total``, the FK's count of RHS changes. The changes carry what a response takes from
+    them (``idx``, ``rv``, ``rts``, ``CARRIED``), so they need no join back to ``rhs_changes``."""
+    records = subs.filter(F.col("fk").isNotNull()).select(
         "sid", "q", "fk", *ORDER, "sub", "pk", "hash", "r", "instr", F.lit(False).alias("is_rhs"))
-        .unionByName(rhs_changes.select("sid", "q", "fk", *ORDER, F.lit(0).cast("bigint").alias("sub"),
-                                        F.lit(None).cast("string").alias("pk"), F.lit(None).cast("string").alias("hash"),
-                                        F.lit(None).cast("int").alias("r"), F.lit(None).cast("int").alias("instr"),
-                                        F.lit(True).alias("is_rhs"))))
+    changes = rhs_changes.select("sid", "q", "fk", *ORDER, F.lit(0).cast("bigint").alias("sub"),
+                                 F.lit(True).alias("is_rhs"), "idx", "rv", "rts", *CARRIED)
+    shared = records.select("*", *[F.lit(None).cast(t).alias(c) for c, t in changes.dtypes if c not in records.columns])
+    events_ = few(shared.unionByName(aligned(changes, shared)))
     per_fk = Window.partitionBy("sid", "q", "fk")
     running = F.count(F.when(F.col("is_rhs"), 1)).over(
         per_fk.orderBy(*ORDER, "sub").rowsBetween(Window.unboundedPreceding, Window.currentRow))
@@ -92,8 +93,8 @@ def rhs_triggered(rhs_changes, subs):
     The scan is an equi-join of each RHS change (by its rank among its FK's changes) with the
     entries live for that rank: linear in the responses, however long a FK's history."""
     ranked = _ranked(subs, rhs_changes)
-    ranks = ranked.filter(F.col("is_rhs")).select("sid", *ORDER, "q", "fk", F.col("n").alias("rank"))
-    changes = few(few(rhs_changes).join(few(ranks), ["sid", *ORDER, "q", "fk"]))
+    changes = few(ranked.filter(F.col("is_rhs")).select("sid", "idx", *ORDER, "q", "fk", F.col("n").alias("rank"),
+                                                        "rv", "rts", *CARRIED))
     scanned = changes.join(few(live_subscriptions(ranked)), ["sid", "q", "fk", "rank"])
     return scanned.select(
         "sid", "idx", *ORDER, "r", "pk", "hash",

@@ -26,16 +26,28 @@ from kssim.reference.model.codes import DropReason
 
 from kssim.spark_backend.foreign_key.foreign_table_join import rhs_triggered
 from kssim.spark_backend.foreign_key.response_join import responses_joined
-from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, few
+from kssim.spark_backend.foreign_key.rows import CARRIED, ORDER, ROUTING, few
 from kssim.spark_backend.foreign_key.subscription_join import lhs_triggered
-from kssim.spark_backend.foreign_key.subscription_send import instructions, routed, subscriptions
+from kssim.spark_backend.foreign_key.subscription_send import INSTRUCTION_RULES, instructions, routed, subscriptions
 from kssim.spark_backend.foreign_key.tables import with_tables
-from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_NONE, events
+from kssim.spark_backend.runtime.inputs import CONFIG_COLUMNS
+from kssim.spark_backend.runtime.outputs import DROP, EVENT_COLUMNS, FAILURE, OLD_NONE, events
+
+
+#: the settings the join processors read (``changes_joined``)
+_SETTINGS_READ = ("join",) + INSTRUCTION_RULES + ROUTING + CARRIED
+
+
+def _narrow(tables):
+    """``tables`` without the settings no stage reads: a batch's rows carry every operator's
+    settings (well over a hundred columns), and a checkpoint stores each row whole."""
+    unread = set(CONFIG_COLUMNS) - set(_SETTINGS_READ) - set(EVENT_COLUMNS)
+    return tables.select(*[c for c in tables.columns if c not in unread])
 
 
 def foreign_key_join(frame, features):
     """Events of the fk_join scenarios in ``frame`` (see the module docstring)."""
-    tables = with_tables(frame, features).localCheckpoint(eager=False)
+    tables = _narrow(with_tables(frame, features)).localCheckpoint(eager=False)
     # KIP-914: a join whose parent is versioned drops out-of-order updates [versioned_tables]
     out_of_order = F.col("stored") & F.col("t_ver") & ~F.col("is_latest")
     # the inputs' own drops and failures: the sources, the join processors

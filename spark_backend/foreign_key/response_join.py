@@ -55,18 +55,26 @@ def responses_joined(responses, lhs_changes, features, result_key=None):
     passes = F.col("hash").eqNullSafe(cur)
     tombstone = fv.isNull() & ((F.col("join") == "inner") | cur.isNull())
     rows = rows.select("*", passes.alias("passes"), tombstone.alias("n_null"), cur.alias("n_l"), fv.alias("n_r"))
-    stale = rows.filter(~F.col("passes")).select(
-        "*", F.lit(DROP).alias("etype"), F.lit(DropReason.STALE_FK_RESPONSE.code).alias("text"),
-        F.lit(OLD_NONE).alias("o_kind"), F.lit(None).cast("string").alias("o_l"),
-        F.lit(None).cast("string").alias("o_r"))
-    results = rows.filter(F.col("passes"))
     if features.foreign_key.send_old:
-        results = _materialized_result(results, result_key)
+        results = _materialized_result(rows, result_key)
     else:
-        results = results.select("*", F.lit(OUTPUT).alias("etype"), F.lit(None).cast("string").alias("text"),
-                                 F.lit(OLD_NONE).alias("o_kind"), F.lit(None).cast("string").alias("o_l"),
-                                 F.lit(None).cast("string").alias("o_r"))
-    return results.unionByName(stale).withColumnRenamed("r", "task").withColumnRenamed("pk", "key")
+        results = rows.select("*", F.lit(OUTPUT).alias("etype"), F.lit(None).cast("string").alias("text"),
+                              F.lit(OLD_NONE).alias("o_kind"), F.lit(None).cast("string").alias("o_l"),
+                              F.lit(None).cast("string").alias("o_r"))
+    # the stale responses in the same pass (a union of two filters would compute the whole join,
+    # windows and all, twice): a drop, no old value
+    stale = ~F.col("passes")
+    results = results.select(
+        *[c for c in results.columns if c not in _RESULT_EVENT],
+        F.when(stale, F.lit(DROP)).otherwise(F.col("etype")).alias("etype"),
+        F.when(stale, F.lit(DropReason.STALE_FK_RESPONSE.code)).otherwise(F.col("text")).alias("text"),
+        F.when(stale, F.lit(OLD_NONE)).otherwise(F.col("o_kind")).alias("o_kind"),
+        *[F.when(~stale, F.col(c)).alias(c) for c in ("o_l", "o_r")])
+    return results.withColumnRenamed("r", "task").withColumnRenamed("pk", "key")
+
+
+#: what a response's event says besides the response itself: a stale one's overrides them
+_RESULT_EVENT = ("etype", "text", "o_kind", "o_l", "o_r")
 
 
 def _materialized_result(results, result_key=None):
@@ -78,10 +86,14 @@ def _materialized_result(results, result_key=None):
     named ``pair`` joiner is equal exactly when they are (``concat`` could, in theory, join two
     different pairs into one string); a caller whose joiner is not ``pair`` (a graph's ``concat``
     or Python joiner) gives ``result_key``, a column of the joined value's serialized text."""
-    per_key = Window.partitionBy("sid", "r", "pk").orderBy(*ORDER, "f1", "f2")
+    # the passing responses only (``passes`` splits them off: a stale one never reaches the table)
+    per_key = Window.partitionBy("sid", "r", "pk", "passes").orderBy(*ORDER, "f1", "f2")
     before = per_key.rowsBetween(Window.unboundedPreceding, -1)
     result = F.when(~F.col("n_null"), F.struct("n_l", "n_r"))
-    compared = result if result_key is None else F.when(~F.col("n_null"), result_key(F.col("n_l"), F.col("n_r")))
+    # a stale response's arguments never reach a caller's joiner (a UDF sees every row, CASE or not)
+    passing = F.col("passes")
+    compared = result if result_key is None else F.when(~F.col("n_null"), result_key(
+        F.when(passing, F.col("n_l")), F.when(passing, F.col("n_r"))))
     # the stored result before each put: skipped puts equal it, so it is the previous put's
     previous = F.lag(F.struct(result.alias("v"), compared.alias("c"))).over(per_key)
     rows = results.select("*", previous.alias("prev"), F.struct(*ORDER, "f1", "f2").alias("at"))

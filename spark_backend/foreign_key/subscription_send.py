@@ -44,6 +44,8 @@ DELETE_KEY_NO_PROPAGATE, DELETE_KEY_AND_PROPAGATE = 0, 1
 PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE, PROPAGATE_ONLY_IF_FK_VAL_AVAILABLE = 2, 3
 
 SUB_TYPE = "array<struct<fk:string,instr:int>>"
+#: the settings :func:`instructions` reads (besides ``join``)
+INSTRUCTION_RULES = ("fk_left_join_null_foreign_key", "fk_left_unsubscribe_no_propagate", "fk_inner_null_fk_transitions")
 
 
 def _sends(*pairs):

@@ -113,6 +113,13 @@ def to_output_records(rows, joiner_of) -> list:
 SIMPLE_JSON = r'^("[^"\\\x00-\x1f]*"|0|-?[1-9][0-9]*|true|false)$'
 #: a separator that can go into a JSON string as it is
 _PLAIN_SEPARATOR = r'^[^"\\\x00-\x1f]*$'
+_PLAIN_STRING = r'"[^"\\\x00-\x1f]*"'
+_SIMPLE_MEMBER = _PLAIN_STRING + r':(?:' + _PLAIN_STRING + r'|0|-?[1-9][0-9]*|true|false|null)'
+#: JSON text that is its own canonical text (``inputs.json_text`` of it parsed): a flat object of
+#: simple members (``SIMPLE_JSON``'s or ``null``) without a duplicate name (Python keeps the last:
+#: a member name is the quoted text right after ``{`` or a comma; ``(?s)``: ``.`` crosses U+2028)
+CANONICAL_FLAT_OBJECT = (r'(?s)^(?!.*[{,](' + _PLAIN_STRING + r'):.*,\1:)\{(?:' + _SIMPLE_MEMBER
+                         + r'(?:,' + _SIMPLE_MEMBER + r')*)?\}$')
 
 
 def _native_joined(joiner, sep, left, right):
@@ -126,10 +133,15 @@ def _native_joined(joiner, sep, left, right):
         content = F.substring(text, F.lit(2), F.length(text) - 2)
         return F.when(text.isNull(), F.lit("null")).when(text.startswith('"'), content).otherwise(text)
 
+    def canonical(text):  # the pair's JSON text holds each argument's text as it is
+        return simple(text) | text.rlike(CANONICAL_FLAT_OBJECT)
+
     sep = F.coalesce(sep, F.lit("+"))
+
     pair = F.concat(F.lit("["), F.coalesce(left, F.lit("null")), F.lit(","), F.coalesce(right, F.lit("null")), F.lit("]"))
     concat = F.concat(F.lit('"'), printed(left), sep, printed(right), F.lit('"'))
-    ok = simple(left) & simple(right) & ((joiner == "pair") | ((joiner == "concat") & sep.rlike(_PLAIN_SEPARATOR)))
+    ok = F.when(joiner == "pair", canonical(left) & canonical(right)) \
+        .otherwise(simple(left) & simple(right) & (joiner == "concat") & sep.rlike(_PLAIN_SEPARATOR))
     # an aggregation has no joiner: its value is the left argument's JSON text as it is
     return (F.when(joiner.isNull(), F.lit(True)).otherwise(F.coalesce(ok, F.lit(False))),
             F.when(joiner.isNull(), left).when(joiner == "pair", pair).otherwise(concat))

@@ -34,8 +34,9 @@ How, without funnelling the rows through one task:
   if any other key is present (counted with the split sizes), those keys are rewritten by
   ``key_text(json.loads(text))`` in an Arrow UDF, so ``1.00`` is ``1.0`` (the float 1.0, not the
   integer ``1``) and ``[1, 2]`` is ``[1,2]``. A text Spark's parser accepted but Python's refuses
-  (trailing content after the value) is then a bad row, as the reference says. Parquet values are
-  rewritten the same way only where their bytes are compared (``canonical_values``: KIP-557's
+  (trailing content after the value) is then a bad row, as the reference says; a flat object of
+  such members is its own canonical text too (``outputs.CANONICAL_FLAT_OBJECT``: no Python for
+  it). Parquet values are rewritten the same way only where their bytes are compared (``canonical_values``: KIP-557's
   idempotence check, ``ktable_emit_on_change``); elsewhere a value is only read through
   ``json.loads`` (the joiners) or when it is simple JSON, so its spelling does not matter.
 - offsets, only for ``timestamp_sync`` (the one order that reads them: a task takes each
@@ -61,7 +62,7 @@ from kssim.reference.model.record_files import (MUST_BE_JSON_TEXT, PARQUET_KINDS
                                           parse_json)
 
 from kssim.spark_backend.runtime.inputs import SIDES, TOPICS, _json_or_none
-from kssim.spark_backend.runtime.outputs import SIMPLE_JSON
+from kssim.spark_backend.runtime.outputs import CANONICAL_FLAT_OBJECT, SIMPLE_JSON
 
 _PARSED = (("topic", "string"), ("partition", "int64"), ("offset", "int64"), ("ts", "int64"),
            ("key", "string"), ("value", "string"), ("error", "string"))
@@ -247,7 +248,8 @@ def _canonical(raw, names):
     problems = []
     for name in names:
         text = F.col(name)
-        simple = text.isNull() | text.rlike(SIMPLE_JSON)
+        # a flat object of simple members is its own canonical text too: no Python for it
+        simple = text.isNull() | text.rlike(SIMPLE_JSON) | text.rlike(CANONICAL_FLAT_OBJECT)
         udf = F.arrow_udf(bodies[name], "text STRING, problem STRING")
         raw = raw.withColumn("_canon", udf(F.when(~simple, text)))
         raw = raw.withColumn(name, F.when(simple, text).otherwise(F.col("_canon.text"))) \
@@ -364,6 +366,22 @@ def _extractor_problems(keys, values, source, field, role):
     return pa.array(out, pa.string())
 
 
+def _surely_extractable(extractor):
+    """A column true where the extractor surely reads a row (its JSON text is valid): nothing to
+    read (null), no field (the whole key or value), or an object with the field as a member of
+    its own: ``"field":`` right after the opening brace or a comma with no ``{`` before it (a
+    quote after a comma never opens a string's content in valid JSON: a name). A field whose name
+    JSON escapes is left to Python (only nulls are sure)."""
+    from pyspark.sql import functions as F
+
+    text = F.col(extractor.source)
+    if extractor.field is None:
+        return F.lit(True)
+    if re.fullmatch(r'[^"\\\x00-\x1f]*', extractor.field) is None:
+        return text.isNull()
+    return text.isNull() | text.rlike(r'^\{(?:[^{]*?,)?\Q"' + extractor.field + r'"\E:')
+
+
 def _sum_value_problems(values, checked):
     """Arrow UDF body: for each row of a topic whose values a ``sum`` adds (``checked``), what the
     scenario loader's check (``reference.model.aggregations.check_aggregated_value``) says is wrong
@@ -436,10 +454,12 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
     if extractor is not None:
         udf = F.arrow_udf(_extractor_problems, "string")
         left = F.col("topic") == "left"
-        unreadable = raw.select("idx", "file", udf(F.when(left, F.col("key")), F.when(left, F.col("value")),
-                                                   F.when(left, F.lit(extractor.source)),
-                                                   F.lit(extractor.field).cast("string"),
-                                                   F.lit(extractor.role)).alias("problem")) \
+        # Python checks only the rows not surely readable (most have their member plainly)
+        unsure = raw.filter(left & ~_surely_extractable(extractor))
+        unreadable = unsure.select("idx", "file", udf(F.when(left, F.col("key")), F.when(left, F.col("value")),
+                                                      F.when(left, F.lit(extractor.source)),
+                                                      F.lit(extractor.field).cast("string"),
+                                                      F.lit(extractor.role)).alias("problem")) \
             .filter(F.col("problem").isNotNull()).groupBy().agg(F.min(F.struct("idx", "file", "problem")).alias("first")) \
             .collect()[0]["first"]
         if unreadable is not None and (first_bad is None or unreadable["idx"] < first_bad[0]):

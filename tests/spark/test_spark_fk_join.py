@@ -239,3 +239,37 @@ def test_byte_identical_for_any_shuffle_partitioning(spark, generated):  # noqa:
     first, *others = runs.values()
     assert all(other == first for other in others)
     assert sum(len(b) for b in first) > 3_000
+
+
+# --- the FK read natively from the value's text ------------------------------------------------------
+
+FK_VALUES = ['{"fk":"f1","v":"x"}', '{"v":"x","fk":12}', '{"fk":null}', '{"fk":true}', '{"fk":"é"}', '{"fk":""}',
+             '{"fk":12345678901234567890123}', '{"fk":-0}', '{"fk":1.5}', '{"fk":1e3}', '{"fk":{"a":1}}',
+             '{"fk":[1,2]}', '{"a":{"fk":1},"fk":2}', '{"fk":1,"fk":2}', '{"fk":"a\\u0062"}', '{"a":"\\"fk\\":3","fk":4}',
+             '{ "fk" : 1 }', '{"x":"{","fk":"z"}', '{"fk":"f","b":[1,{"fk":2}]}', '{"f\\u006b":1,"fk":2}',
+             '{"a":",\\"fk\\":1","fk":9}']
+WHOLE_VALUES = ['"s"', "12", "1.0", '{"a":1}', "true", "-0", '"a\\u0062"']
+
+
+def test_the_fk_read_natively_is_the_extractors(spark):  # noqa: F811
+    """``keys.foreign_key``: the FK cut out of the text where that is exact, the shared model's
+    extractor elsewhere; both give ``key_text(extract_key(...))`` (duplicate members, floats, -0,
+    escapes, nested members of the same name), and the plain cases are native."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from kssim.reference.model.keys import key_text
+    from kssim.reference.model.topology import KeyExtractorSpec, extract_key
+    from kssim.spark_backend.foreign_key.keys import _native_foreign_key, foreign_key
+
+    rows = [('"k"', v, "fk") for v in FK_VALUES] + [('"k"', v, None) for v in WHOLE_VALUES]
+    frame = spark.createDataFrame(rows, "key STRING, value STRING, field STRING")
+    exact, _ = _native_foreign_key(F.col("value"), F.col("field"))
+    fk = foreign_key(F.col("key"), F.col("value"), F.lit("value"), F.col("field"), F.lit(True))
+    got = frame.select("value", "field", fk.alias("fk"), exact.alias("exact")).collect()
+    for r in got:
+        expected = key_text(extract_key(KeyExtractorSpec(source="value", field=r["field"]), None, json.loads(r["value"])))
+        assert r["fk"] == expected, r
+    assert {r["value"] for r in got if r["exact"] and r["field"]} == set(FK_VALUES[:7])
+    assert {r["value"] for r in got if r["exact"] and not r["field"]} == {'"s"', "12", "true"}

@@ -63,3 +63,45 @@ def test_written_values_equal_the_reference_joiners(spark):  # noqa: F811
                                     "sid INT, joiner STRING, sep STRING, send_old BOOLEAN")
     out = output_frame(spark.createDataFrame(events, EVENT_DDL), configs).collect()
     assert sorted((r["input"], r["value"], r["old_value"]) for r in out) == expected
+
+
+#: member names and values of flat objects: canonical ones, and the spellings that are not
+_NAMES = ["a", "b", "ab", "", "é", '\\"q', "x:", "a\u2028"]
+_MEMBER_VALUES = ["1", "0", "-0", '"a"', '""', "null", "true", "1.5", '"a,\\"b\\":1"', "[1]", "{}", '"x:"',
+                  '"\u2028"', " 2"]
+
+
+def test_flat_objects_spark_calls_canonical_are(spark):  # noqa: F811
+    """``CANONICAL_FLAT_OBJECT`` (Java's regex): every text it matches is its own canonical text
+    (a duplicate name, ``-0``, a float, an escape or a space is not), and plain objects match."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    from kssim.spark_backend.runtime.inputs import json_text
+    from kssim.spark_backend.runtime.outputs import CANONICAL_FLAT_OBJECT
+
+    rng = random.Random(7)
+    texts = {'{"a":"\u2028","a":1}', '{"a":1,"b":2,"a":3}'}
+    for _ in range(3000):
+        members = [f'"{rng.choice(_NAMES)}":{rng.choice(_MEMBER_VALUES)}' for _ in range(rng.randint(0, 4))]
+        texts.add("{" + ",".join(members) + "}")
+    got = spark.createDataFrame([(t,) for t in sorted(texts)], "t STRING") \
+        .select("t", F.col("t").rlike(CANONICAL_FLAT_OBJECT).alias("m")).collect()
+    matched = {r["t"] for r in got if r["m"]}
+    assert all(json_text(json.loads(t)) == t for t in matched)
+    assert len(matched) > len(texts) // 10
+    assert not matched & {'{"a":"\u2028","a":1}', '{"a":1,"b":2,"a":3}'}
+
+
+def test_pair_of_flat_objects_is_built_in_spark(spark):  # noqa: F811
+    from pyspark.sql import functions as F
+
+    from kssim.spark_backend.runtime.outputs import _native_joined
+
+    lefts = ['{"fk":"f1","v":"v3"}', '{"a":null,"b":-7,"c":true}', "{}", '{"a":1,"a":2}', '{"a":-0}', '{"a": 1}']
+    frame = spark.createDataFrame([("pair", left, '"r"') for left in lefts], "joiner STRING, l STRING, r STRING")
+    ok, value = _native_joined(F.col("joiner"), F.lit(None).cast("string"), F.col("l"), F.col("r"))
+    got = {r["l"]: (r["ok"], r["value"]) for r in frame.select("l", ok.alias("ok"), value.alias("value")).collect()}
+    assert {left for left, (native, _) in got.items() if native} == set(lefts[:3])
+    assert all(value == _reference("pair", None, left, '"r"') for left, (native, value) in got.items() if native)
