@@ -38,8 +38,9 @@ and ``fk_inner_null_fk_transitions`` (4.1: all three in ``subscription_send.inst
 ``fk_extractor_with_key`` (4.0: ``keys.foreign_key``). The only per-key sequential code is the
 shared versioned-store replay (``spark_backend.stores.versioned_store``, only in batches with
 versioned tables); the Python steps are the FK extractor (``reference.model.topology.extract_key``:
-Spark's JSON functions cannot tell ``"1"`` from ``1``) and, only in batches with several
-partitions, Kafka's murmur2 partitioner.
+Spark's JSON functions cannot tell ``"1"`` from ``1``) for the values whose FK cannot be cut out
+of their text exactly (``keys``: a plain scalar member is cut natively) and, only in batches with
+several partitions, Kafka's murmur2 partitioner.
 
 Hashes and when the check fails. Kafka's Murmur3 hash of the serialized LHS value is only ever
 compared for equality, so a subscription here carries the value's JSON text (compact, document
