@@ -187,10 +187,10 @@ def _partition_keys(spark, partitions):
 
 
 def _in_output_order(spark, rows, features, stats, partitions):
-    """``rows`` in output order across ``partitions`` partitions (part files in name order), each
-    sorted by ``kind`` first, as a partitioned write needs. ``as_listed`` outputs are ordered
-    by the index of the input that emitted them, so partition p takes a range of input indexes;
-    ``timestamp_sync`` needs a range sort."""
+    """``rows`` in output order (:data:`REPLAY_ORDER`) across ``partitions`` partitions (part
+    files in name order). ``as_listed`` outputs are ordered by the index of the input that emitted
+    them, so partition p takes a range of input indexes; ``timestamp_sync`` needs a range sort.
+    Not sorted by ``kind``: the write keeps one file per kind open (:func:`_kinds_written_apart`)."""
     from pyspark.sql import functions as F
 
     keys = _partition_keys(spark, partitions) if not features.ts_sync and partitions > 1 else None
@@ -199,10 +199,29 @@ def _in_output_order(spark, rows, features, stats, partitions):
         key = F.element_at(F.array(*[F.lit(k).cast("bigint") for k in keys]), (bucket + 1).cast("int"))
         rows = rows.repartition(partitions, key)
     elif partitions > 1:
-        rows = rows.repartitionByRange(partitions, *OUTPUT_ORDER)
+        rows = rows.repartitionByRange(partitions, *REPLAY_ORDER)
     else:
         rows = rows.repartition(1)
-    return rows.sortWithinPartitions("kind", *OUTPUT_ORDER).drop(*OUTPUT_ORDER)
+    return rows.sortWithinPartitions(*REPLAY_ORDER).drop(*OUTPUT_ORDER)
+
+
+#: The output order of a replay. A replay is one scenario (``sid`` 0), so its order starts with
+#: ``g1``: Spark's sort compares a 64-bit prefix of the first key and compares whole rows only
+#: on a tie, and a constant first key (``sid``, or the ``kind`` of a partitioned write, "output"
+#: on nearly every row) ties every time: at 10M rows most of the output stage's CPU.
+REPLAY_ORDER = tuple(c for c in OUTPUT_ORDER if c != "sid")
+
+
+@contextlib.contextmanager
+def _kinds_written_apart(spark):
+    """A write partitioned by ``kind`` that writes each row to its kind's file in the order the
+    rows come: Spark's partitioned write sorts its input by the partition column unless it is
+    sorted by it already (a sort by ``kind`` alone, which would lose the output order); with
+    ``spark.sql.maxConcurrentOutputFileWriters`` > 0 it asks no order and keeps one file per
+    partition value open (up to that many: the three kinds, so it never falls back to sorting).
+    Each kind's file holds its rows in output order, as a sort by (kind, output order) did."""
+    with _session_conf(spark, "spark.sql.maxConcurrentOutputFileWriters", str(len(KINDS))):
+        yield
 
 
 def _read_notices(spark, folder, fmt, schema):
@@ -228,7 +247,8 @@ def _single_pass(spark, events, configs, features, stats, output, fmt, drops_pat
     try:
         rows = _in_output_order(spark, _staged_rows(events, configs, features, stats, fmt), features, stats, partitions)
         writer = rows.write.mode("overwrite").partitionBy("kind")
-        (writer.text(staging) if fmt == "jsonl" else writer.parquet(staging))
+        with _kinds_written_apart(spark):
+            (writer.text(staging) if fmt == "jsonl" else writer.parquet(staging))
         kinds = {name: staging + f"/kind={name}" for name in KINDS.values()
                  if fs.exists(_hadoop(spark, staging + f"/kind={name}")[1])}
         if "failure" in kinds:
@@ -452,17 +472,25 @@ def scans_with_spark(captures, options=None) -> bool:
 DRIVER_READ_RECORDS = 300_000
 
 
-@contextlib.contextmanager
 def _shuffle_partitions(spark, n):
     """The session's shuffle partitions set to ``n`` for a block (restored after: the session is
     shared). Results never depend on it, only the number of tasks."""
-    key = "spark.sql.shuffle.partitions"
-    before = spark.conf.get(key)
-    spark.conf.set(key, str(n))
+    return _session_conf(spark, "spark.sql.shuffle.partitions", str(n))
+
+
+@contextlib.contextmanager
+def _session_conf(spark, key, value):
+    """The session's setting ``key`` set to ``value`` for a block (restored after: the session is
+    shared)."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.set(key, before)
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def replay_collected(spark, scenario, inputs, output, fmt, shuffle_partitions=None) -> ReplaySummary:
@@ -497,8 +525,8 @@ def _sorted_events(events, partitions):
     """The events in output order: one partition, or ranges of the output order (streamed back
     partition by partition: the driver holds one at a time)."""
     if partitions <= 1:
-        return events.repartition(1).sortWithinPartitions(*OUTPUT_ORDER)
-    return events.repartitionByRange(partitions, *OUTPUT_ORDER).sortWithinPartitions(*OUTPUT_ORDER)
+        return events.repartition(1).sortWithinPartitions(*REPLAY_ORDER)
+    return events.repartitionByRange(partitions, *REPLAY_ORDER).sortWithinPartitions(*REPLAY_ORDER)
 
 
 def _write_events(rows, writer, joiner):
