@@ -200,7 +200,7 @@ def flushed(result: flow.StageResult, instances, batch) -> flow.StageResult:
     passed = flow.records(marked.filter(F.col("cached").isNull()))
     held = marked.filter(F.col("cached").isNotNull())
 
-    by_key = Window.partitionBy("sid", "node", "key", "wstart", "wend").orderBy("ok")
+    by_key = Window.partitionBy("sid", "node", "key", "wstart", "wend").orderBy(*flow.IN_ORDER)
     take = F.col("take")
     prior_take, next_take = F.lag("take").over(by_key), F.lead("take").over(by_key)
     stepped = held.select(

@@ -60,6 +60,16 @@ OUTPUT_DDL = ("sid INT, ok ARRAY<BIGINT>, idx BIGINT, topic STRING, key STRING, 
               "wstart BIGINT, wend BIGINT, take ARRAY<BIGINT>")
 OUTPUT_COLUMNS = tuple(part.split()[0] for part in OUTPUT_DDL.split(", "))
 
+#: the kinds of rows a level of the runner leaves: records on their way to a deeper node, and events
+ARRIVAL, OUTPUT, DROP, FAILURE = 3, 0, 1, 2
+#: every row a level leaves: an arrival's columns, and an event's (an output's topic; a drop's or
+#: a failure's place and code)
+LEVEL_DDL = "etype INT, " + ARRIVAL_DDL + ", topic STRING, where STRING, code STRING"
+
+#: the order key as sort columns: ``idx`` is ``ok[0]``, a long whose prefix Spark's sort compares
+#: at once; the array is compared only between records of one input
+IN_ORDER = ("idx", "ok")
+
 #: ``ok[1]`` of the task's first take of an input, and of a record read back from an internal topic
 INPUT_TAKE, INTERNAL_TAKE = 0, 1
 

@@ -139,7 +139,7 @@ def virtual_scenarios(arrivals, instances: List[Instance], batch, spec_of, adjus
         rows.append(adjust(row) if adjust is not None else row)
     ids = batch.frame([(inst.sid, inst.index, vsid) for vsid, inst in enumerate(instances)],
                       "sid INT, node INT, vsid INT")
-    in_order = Window.partitionBy("vsid").orderBy("ok")
+    in_order = Window.partitionBy("vsid").orderBy(*flow.IN_ORDER)
     numbered = arrivals.join(F.broadcast(ids), ["sid", "node"]) \
         .select("*", (F.row_number().over(in_order) - 1).cast("bigint").alias("vidx"))
     return Virtual(numbered, config_frame(batch.spark, rows), Features.of(rows))
@@ -242,7 +242,7 @@ def _latest_change_before(port: int):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    before = Window.partitionBy("sid", "node", "key").orderBy("ok").rowsBetween(Window.unboundedPreceding, -1)
+    before = Window.partitionBy("sid", "node", "key").orderBy(*flow.IN_ORDER).rowsBetween(Window.unboundedPreceding, -1)
     moves = (F.col("port") == port) & F.coalesce(F.col("latest"), F.lit(True))
     return F.last(F.when(moves, F.struct(F.col("value").alias("v"), F.col("ts").alias("t"))),
                   ignorenulls=True).over(before)

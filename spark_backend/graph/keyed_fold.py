@@ -125,7 +125,7 @@ def fold(arrivals, folders: Folders, extra_columns: tuple = ()):
     schema = StructType(arrivals.schema.fields + StructType.fromDDL(RESULT_DDL).fields)
     # few partitions: a Python task costs tens of ms even when its partition is empty
     width = max(1, arrivals.sparkSession.sparkContext.defaultParallelism)
-    clustered = arrivals.repartition(width, *[F.col(c) for c in _GROUP]).sortWithinPartitions(*_GROUP, "ok")
+    clustered = arrivals.repartition(width, *[F.col(c) for c in _GROUP]).sortWithinPartitions(*_GROUP, *flow.IN_ORDER)
     return clustered.mapInArrow(_fold_batches(folders, tuple(extra_columns)), schema)
 
 

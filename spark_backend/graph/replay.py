@@ -84,7 +84,7 @@ def _write_in_order(events, batch, scenario, output) -> ReplaySummary:
     with_old = sends_old_values(scenario)
     rows = output_rows(kept.filter(F.col("etype") == runner.OUTPUT), with_old)
     partitions = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
-    ordered = rows.repartitionByRange(partitions, "ok").sortWithinPartitions("ok").drop("ok")
+    ordered = rows.repartitionByRange(partitions, *_IN_ORDER).sortWithinPartitions(*_IN_ORDER).drop("ok")
     folder = tempfile.mkdtemp(prefix=f".{os.path.basename(output)}.", suffix=".kssim-parts",
                               dir=os.path.dirname(os.path.abspath(output)))
     try:
@@ -99,6 +99,10 @@ def _write_in_order(events, batch, scenario, output) -> ReplaySummary:
         shutil.rmtree(folder, ignore_errors=True)
     return ReplaySummary(written, dict(sorted(counts.items())),
                          None if failure is None else KafkaWouldFail(failure["idx"], FailureCode.from_code(failure["code"])))
+
+
+#: an output row's order (``flow.IN_ORDER``: its input, ``ok[0]``, compared first)
+_IN_ORDER = ("input", "ok")
 
 
 def output_rows(outputs, with_old: bool):

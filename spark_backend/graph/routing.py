@@ -53,24 +53,34 @@ def edge_rows(sid: int, plan: Plan, stage_of, depth_of) -> List[tuple]:
 
 
 def route(emitted, edges, level=None):
-    """``(arrivals, drops, writes)``: the children's arrivals of ``emitted`` records, the records
-    the null-key filter before a repartition topic dropped, and the records written to repartition
-    topics (:func:`heap_order.write_rows`, the writing ``level``'s)."""
+    """``(rows, writes)``: ``rows``, rows of the level (:data:`flow.LEVEL_DDL`) made in one pass
+    over ``emitted``: the children's arrivals, and the records the null-key filter before a
+    repartition topic dropped (one drop per record, not per reader of the topic); ``writes``, the
+    records written to repartition topics (:func:`heap_order.write_rows`, the writing
+    ``level``'s)."""
     from pyspark.sql import functions as F
 
     joined = emitted.join(F.broadcast(edges), ["sid", "node"])
-    direct = joined.filter(F.col("topic").isNull())
-    through = joined.filter(F.col("topic").isNotNull())
-    dropped = F.col("key").isNull() & F.col("drops_null")
+    through = F.col("topic").isNotNull()
+    dropped = F.coalesce(through & F.col("key").isNull() & F.col("drops_null"), F.lit(False))
     # the take a written record becomes: [idx, 1, rank] + where it was written (heap_order)
     identity = heap_order.identity_of_write()
     read_back = F.concat(F.slice(identity, 1, 2), F.array(F.lit(heap_order.UNRANKED).cast("bigint")),
                          F.slice(identity, 3, F.size(identity) - 2))
-    arrivals = flow.select_columns(direct, flow.ARRIVAL_DDL, node="child", port="cport", op="cop", depth="cdepth",
-                                   ok=flow.extend(F.col("ok"), F.col("rank"))).unionByName(
-        flow.select_columns(through.filter(~dropped), flow.ARRIVAL_DDL, node="child", port="cport", op="cop",
-                            depth="cdepth", take=read_back, ok=flow.extend(read_back, F.col("rrank"))))
-    # one drop per record, not per reader of a shared topic
-    drops = flow.drops(through.filter(dropped & (F.col("rrank") == 0)), DropReason.NULL_KEY.code,
-                       where=F.col("topic"))
-    return arrivals, drops, heap_order.write_rows(through, dropped, level)
+    kept = joined.filter(~dropped | (F.col("rrank") == 0))
+
+    def arriving(arrival, drop):
+        return F.when(dropped, drop).otherwise(arrival)
+    rows = flow.select_columns(
+        kept, flow.LEVEL_DDL,
+        etype=arriving(F.lit(flow.ARRIVAL), F.lit(flow.DROP)),
+        node=arriving(F.col("child"), F.col("node")), port=arriving(F.col("cport"), F.lit(None)),
+        op=arriving(F.col("cop"), F.lit(None)), depth=arriving(F.col("cdepth"), F.lit(None)),
+        ok=arriving(F.when(through, flow.extend(read_back, F.col("rrank"))).otherwise(flow.extend(F.col("ok"),
+                                                                                                  F.col("rank"))),
+                    F.col("ok")),
+        take=arriving(F.when(through, read_back).otherwise(F.col("take")), F.col("take")),
+        # a drop names the topic (the reference names the sink after it)
+        topic=F.lit(None), where=F.when(dropped, F.col("topic")),
+        code=F.when(dropped, F.lit(DropReason.NULL_KEY.code)))
+    return rows, heap_order.write_rows(joined.filter(through), dropped, level)

@@ -16,6 +16,7 @@ emitted or dropped before it is kept, nothing after it.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from typing import Dict, Optional, Sequence
 
 from kssim.reference.model.codes import DropReason, FailureCode
@@ -27,14 +28,9 @@ from kssim.reference.model.records import NO_OLD_VALUE, Drop, OutputRecord, RunR
 
 from kssim.spark_backend.graph import cache_stage, flow, heap_order, routing
 from kssim.spark_backend.graph.batch import GraphBatch
+from kssim.spark_backend.graph.flow import ARRIVAL, DROP, FAILURE, LEVEL_DDL, OUTPUT  # noqa: F401 (the level's rows)
 from kssim.spark_backend.graph.mappers import value_text
 from kssim.spark_backend.graph.stages import STAGES, stage_of
-
-#: the kinds of rows a level leaves: records on their way to a deeper node, and events
-ARRIVAL, OUTPUT, DROP, FAILURE = 3, 0, 1, 2
-#: every row a level leaves: an arrival's columns, and an event's (an output's topic; a drop's or
-#: a failure's place and code)
-LEVEL_DDL = "etype INT, " + flow.ARRIVAL_DDL + ", topic STRING, where STRING, code STRING"
 
 
 def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
@@ -157,21 +153,69 @@ def run_levels(batch: GraphBatch, sources=None, refused: Optional[dict] = None):
     return flow.union_all(results)
 
 
+def node_levels(batch: GraphBatch, stage_names) -> Dict[tuple, int]:
+    """Each node's *level*: the step of the run whose rows are checkpointed together.
+
+    A node whose output for a record depends on that record alone (``heap_order.ORDER_FREE``:
+    filters, mappers, a table's group_by, sinks) runs in the level of its deepest input, on what
+    the level's earlier nodes emitted: a chain of such nodes costs no checkpoint, shuffle or job
+    of its own. Every other node (a store, a join, a window) runs one level after its deepest
+    input, once all its arrivals are known. Scenarios whose takes ``TopologyTestDriver``'s heap
+    orders keep one level per node depth: :mod:`heap_order` ranks takes level by level."""
+    levels: Dict[tuple, int] = {}
+    for sid, plan in batch.plans.items():
+        fuses = not heap_order.needs_heap(plan)
+        for node_plan in plan.nodes:
+            here = (sid, node_plan.node.index)
+            inputs = [levels[(sid, i)] for i in node_plan.node.inputs if i is not None]
+            if not inputs:
+                levels[here] = 0
+            elif fuses and stage_names[here] in heap_order.ORDER_FREE:
+                levels[here] = max(inputs)
+            else:
+                levels[here] = 1 + max(inputs)
+    return levels
+
+
+@contextmanager
+def _without_constraint_propagation(spark):
+    """Spark's ``Union#rewriteConstraints`` fails (``key not found``) on the unions of a level that
+    takes what its own stages emitted (``node_levels``); the filters it would infer are of no use
+    to these plans (turning it off changed none of their JVM CPU seconds). Planning happens as
+    each level is checkpointed, so the setting is needed only while the levels run."""
+    name = "spark.sql.constraintPropagation.enabled"
+    before = spark.conf.get(name)
+    spark.conf.set(name, "false")
+    try:
+        yield
+    finally:
+        spark.conf.set(name, before)
+
+
 def _run_pass(batch: GraphBatch, sources, heap, stage_names):
     """One pass over the levels (see :func:`run_levels`)."""
+    with _without_constraint_propagation(batch.spark):
+        return _levels_of_pass(batch, sources, heap, stage_names)
+
+
+def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
     from pyspark.sql import functions as F
 
     stage_names = {key: name for key, name in stage_names.items() if key[0] in batch.plans}
+    levels = node_levels(batch, stage_names)
     edge_rows = []
     for sid, plan in batch.plans.items():
         edge_rows += routing.edge_rows(sid, plan, lambda node, s=sid: stage_names[(s, node.index)],
-                                       lambda s, i: batch.depths[(s, i)])
+                                       lambda s, i: levels[(s, i)])
     edges = batch.frame(edge_rows, routing.EDGE_DDL)
+    out_edges: Dict[tuple, list] = {}
+    for row in edge_rows:
+        out_edges.setdefault(row[:2], []).append(row)
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
     if sources is None:
         sources = _source_arrivals(batch, stage_names)
     done = []  # each level's rows, computed once (checkpointed)
-    for level in range(batch.max_depth + 1):
+    for level in range(max(levels.values(), default=-1) + 1):
         # a filter of checkpointed frames: coalescing its partitions is free (no sort runs in it),
         # and every stage of the level then runs ``width`` tasks, not one per earlier partition.
         # The sources (a scan of the captures, whose records are all at depth 0) only at level 0
@@ -181,16 +225,35 @@ def _run_pass(batch: GraphBatch, sources, heap, stage_names):
         # each stage's branches, read it: without, each read scans every earlier level again)
         arrivals = heap.ranked(arrivals.coalesce(width), level).localCheckpoint(eager=False)
         parts = []
-        present = sorted({name for (sid, index), name in stage_names.items() if batch.depths[(sid, index)] == level})
-        for name in present:
-            instances = [batch.instance(sid, index) for (sid, index), n in sorted(stage_names.items())
-                         if n == name and batch.depths[(sid, index)] == level]
-            result = STAGES[name](arrivals.filter(F.col("op") == name), instances, batch)
+        # node depth orders the level's nodes: a node that runs in its input's level (node_levels)
+        # takes what its inputs emitted here, so it comes after them
+        groups = _stage_groups({key: name for key, name in stage_names.items() if levels[key] == level}, batch.depths)
+        pending = []  # (level rows of a stage's routing, the level's nodes they reach)
+        for name, keys in groups:
+            inputs = [arrivals] + [flow.select_columns(rows.filter(_STAYS(level)), flow.ARRIVAL_DDL)
+                                   for rows, reached in pending if reached & set(keys)]
+            taken = flow.union_all(inputs).filter(F.col("op") == name)
+            if len(keys) < sum(len(k) for n, k in groups if n == name):  # the stage's other nodes in the level
+                taken = taken.join(F.broadcast(batch.frame(keys, "sid INT, node INT")), ["sid", "node"], "left_semi")
+            instances = [batch.instance(sid, index) for sid, index in keys]
+            result = STAGES[name](taken, instances, batch)
             result = cache_stage.flushed(result, instances, batch)  # record caches (config.caching)
             parts += [_rows(result.outputs, OUTPUT), _rows(result.drops, DROP), _rows(result.failures, FAILURE)]
-            if result.emitted is not None:
-                routed, dropped, writes = routing.route(result.emitted, edges, level)
-                parts += [_rows(routed, ARRIVAL), _rows(dropped, DROP), _rows(heap.written(writes), heap_order.WRITE)]
+            if result.emitted is None:
+                continue
+            routed, writes = routing.route(result.emitted, edges, level)
+            parts.append(_rows(heap.written(writes), heap_order.WRITE))
+            edges_out = [row for key in keys for row in out_edges.get(key, ())]
+            later, reached = _destinations(edges_out, level)
+            readers = [n for n, k in groups if reached & set(k)]
+            if later + len(readers) > 1 or any(n not in _READ_ONCE for n in readers):
+                # the stage's work done once, and the plans after it stay small (a chain of stages
+                # that read their input twice would compute its start 2^n times)
+                routed = routed.localCheckpoint(eager=False)
+            if later:
+                parts.append(routed.filter(~_STAYS(level)) if reached else routed)
+            if reached:
+                pending.append((routed, reached))
         parts = [p for p in parts if p is not None]
         if parts:
             # one job per level. Unions add up their partitions, so they are merged into ``width``:
@@ -201,6 +264,40 @@ def _run_pass(batch: GraphBatch, sources, heap, stage_names):
                 heap.add_writes(done[-1].filter(F.col("etype") == heap_order.WRITE).collect(), level)
     events = flow.union_all([d.filter(F.col("etype").isin(OUTPUT, DROP, FAILURE)) for d in done])
     return heap.finish(events)
+
+
+#: stages that read their arrivals once, in a projection (what they take from their level's
+#: earlier stages needs no checkpoint)
+_READ_ONCE = frozenset(("pass", "to_stream", "to"))
+
+
+def _stage_groups(here: Dict[tuple, str], depths) -> list:
+    """The stage calls of a level, in the order they run: ``(stage name, [(sid, node), ...])`` by
+    node depth, then name (a node runs after the level's nodes it takes records from)."""
+    groups = []
+    for depth in sorted({depths[key] for key in here}):
+        at_depth = {key: name for key, name in here.items() if depths[key] == depth}
+        for name in sorted(set(at_depth.values())):
+            groups.append((name, sorted(key for key, n in at_depth.items() if n == name)))
+    return groups
+
+
+def _STAYS(level: int):
+    """The level rows that are arrivals at a node of this same level."""
+    from pyspark.sql import functions as F
+
+    return (F.col("etype") == ARRIVAL) & (F.col("depth") == level)
+
+
+def _destinations(out_edges, level: int):
+    """(later, reached): do a stage's emitted records (through its ``out_edges``, rows of
+    :data:`routing.EDGE_DDL`) make rows for the level's checkpoint (arrivals of later levels, or
+    drops before a repartition topic)? Which nodes of this level do they reach (``(sid, node)``)?"""
+    fields = routing.EDGE_DDL.split(", ")
+    topic, drops_null, child, child_level = (fields.index(f) for f in ("topic STRING", "drops_null BOOLEAN",
+                                                                       "child INT", "cdepth INT"))
+    later = any(row[child_level] > level or (row[topic] is not None and row[drops_null]) for row in out_edges)
+    return later, {(row[0], row[child]) for row in out_edges if row[child_level] == level}
 
 
 def _rows(frame, etype: int):

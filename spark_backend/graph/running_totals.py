@@ -50,7 +50,7 @@ def native_function(op) -> Optional[str]:
 def _key_window():
     from pyspark.sql import Window
 
-    return Window.partitionBy("sid", "node", "key", "wstart", "wend").orderBy("ok")
+    return Window.partitionBy("sid", "node", "key", "wstart", "wend").orderBy(*flow.IN_ORDER)
 
 
 def _upto_here():

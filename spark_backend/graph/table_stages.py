@@ -155,7 +155,7 @@ def table_source(arrivals, instances: List[Instance], batch) -> flow.StageResult
         observed = F.lit(NO_TIMESTAMP).cast("bigint")
         if any(isinstance(f, VersionedStore) for f in folders.values()):
             # the store's clock: an expired put is older than it, so never raises it
-            before = Window.partitionBy("sid", "node").orderBy("ok").rowsBetween(Window.unboundedPreceding, -1)
+            before = Window.partitionBy("sid", "node").orderBy(*flow.IN_ORDER).rowsBetween(Window.unboundedPreceding, -1)
             observed = F.coalesce(F.max("ts").over(before), observed)
         rows = keyed.join(F.broadcast(chosen), ["sid", "node"]).withColumn("observed", observed)
         parts.append(keyed_fold.split(keyed_fold.fold(rows, folders, ("observed",))))

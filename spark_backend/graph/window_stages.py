@@ -80,7 +80,7 @@ def _numbered(arrivals, virtual):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    in_order = Window.partitionBy("sid", "node").orderBy("ok")
+    in_order = Window.partitionBy("sid", "node").orderBy(*flow.IN_ORDER)
     joined = arrivals.join(F.broadcast(virtual), ["sid", "node"])
     return joined.select("*", (F.row_number().over(in_order) - 1).cast("bigint").alias("vidx"))
 

@@ -98,7 +98,7 @@ def _totals(live):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    window = Window.partitionBy("sid", "node", "key", "start").orderBy("ok")
+    window = Window.partitionBy("sid", "node", "key", "start").orderBy(*flow.IN_ORDER)
     upto = window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     before = window.rowsBetween(Window.unboundedPreceding, -1)
     contribution = F.when(F.col("function") == "count", F.lit(1).cast("decimal(38,0)")) \
