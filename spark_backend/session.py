@@ -23,6 +23,7 @@ and falls back to :func:`get_spark`.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import Mapping, Optional
@@ -223,6 +224,21 @@ def _ship_packages(spark) -> None:
                         full = os.path.join(here, name)
                         archive.write(full, os.path.join("kssim", os.path.relpath(full, root)))
     spark.sparkContext.addPyFile(path)
+
+
+@contextlib.contextmanager
+def session_conf(spark, key: str, value: str):
+    """The session's setting ``key`` set to ``value`` for a block (restored after: the session is
+    shared)."""
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def stop_spark() -> None:

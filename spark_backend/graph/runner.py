@@ -16,7 +16,6 @@ emitted or dropped before it is kept, nothing after it.
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from typing import Dict, Optional, Sequence
 
 from kssim.reference.model.codes import DropReason, FailureCode
@@ -31,6 +30,7 @@ from kssim.spark_backend.graph.batch import GraphBatch
 from kssim.spark_backend.graph.flow import ARRIVAL, DROP, FAILURE, LEVEL_DDL, OUTPUT  # noqa: F401 (the level's rows)
 from kssim.spark_backend.graph.mappers import value_text
 from kssim.spark_backend.graph.stages import STAGES, stage_of
+from kssim.spark_backend.session import session_conf
 
 
 def unsupported(plan: Plan, config) -> Optional[UnsupportedOperator]:
@@ -177,24 +177,13 @@ def node_levels(batch: GraphBatch, stage_names) -> Dict[tuple, int]:
     return levels
 
 
-@contextmanager
-def _without_constraint_propagation(spark):
-    """Spark's ``Union#rewriteConstraints`` fails (``key not found``) on the unions of a level that
-    takes what its own stages emitted (``node_levels``); the filters it would infer are of no use
-    to these plans (turning it off changed none of their JVM CPU seconds). Planning happens as
-    each level is checkpointed, so the setting is needed only while the levels run."""
-    name = "spark.sql.constraintPropagation.enabled"
-    before = spark.conf.get(name)
-    spark.conf.set(name, "false")
-    try:
-        yield
-    finally:
-        spark.conf.set(name, before)
-
-
 def _run_pass(batch: GraphBatch, sources, heap, stage_names):
-    """One pass over the levels (see :func:`run_levels`)."""
-    with _without_constraint_propagation(batch.spark):
+    """One pass over the levels (see :func:`run_levels`). Spark's ``Union#rewriteConstraints``
+    fails (``key not found``) on the unions of a level that takes what its own stages emitted
+    (``node_levels``); the filters it would infer are of no use to these plans (turning it off
+    changed none of their JVM CPU seconds). Planning happens as each level is checkpointed, so
+    the setting is off only while the levels run."""
+    with session_conf(batch.spark, "spark.sql.constraintPropagation.enabled", "false"):
         return _levels_of_pass(batch, sources, heap, stage_names)
 
 

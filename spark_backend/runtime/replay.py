@@ -57,7 +57,7 @@ from kssim.spark_backend.runtime.outputs import (DROP, FAILURE, OUTPUT, OUTPUT_O
 from kssim.spark_backend.runtime.processing_order import ORDER_KEY
 from kssim.spark_backend.runtime.record_files import RecordStats, read_record_files, records_from_reader
 from kssim.spark_backend.runtime.runner import batch_events, unsupported_delivery
-from kssim.spark_backend.session import get_spark
+from kssim.spark_backend.session import get_spark, session_conf
 
 
 def open_inputs(scenario, inputs, options=None):
@@ -220,7 +220,7 @@ def _kinds_written_apart(spark):
     ``spark.sql.maxConcurrentOutputFileWriters`` > 0 it asks no order and keeps one file per
     partition value open (up to that many: the three kinds, so it never falls back to sorting).
     Each kind's file holds its rows in output order, as a sort by (kind, output order) did."""
-    with _session_conf(spark, "spark.sql.maxConcurrentOutputFileWriters", str(len(KINDS))):
+    with session_conf(spark, "spark.sql.maxConcurrentOutputFileWriters", str(len(KINDS))):
         yield
 
 
@@ -475,22 +475,7 @@ DRIVER_READ_RECORDS = 300_000
 def _shuffle_partitions(spark, n):
     """The session's shuffle partitions set to ``n`` for a block (restored after: the session is
     shared). Results never depend on it, only the number of tasks."""
-    return _session_conf(spark, "spark.sql.shuffle.partitions", str(n))
-
-
-@contextlib.contextmanager
-def _session_conf(spark, key, value):
-    """The session's setting ``key`` set to ``value`` for a block (restored after: the session is
-    shared)."""
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
+    return session_conf(spark, "spark.sql.shuffle.partitions", str(n))
 
 
 def replay_collected(spark, scenario, inputs, output, fmt, shuffle_partitions=None) -> ReplaySummary:
