@@ -8,7 +8,7 @@ stage needs (a compiled mapper) is looked up by ``(sid, node)``.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import attrs
 
@@ -42,10 +42,15 @@ class Instance:
 
 
 class GraphBatch:
-    """The scenarios of one job (``sids[i]`` the id of ``scenarios[i]``) and their plans."""
+    """The scenarios of one job (``sids[i]`` the id of ``scenarios[i]``) and their plans.
+    ``scanned_numbers``: for a replay whose records Spark scans (a scenario without inputs), what
+    numbers the scan found they can hold (``graph.columns.PLAIN`` or ``INEXACT``; see
+    ``graph.mappers.numbers``)."""
 
-    def __init__(self, spark, scenarios: Sequence, sids: Sequence[int], plans: Sequence[Plan]):
+    def __init__(self, spark, scenarios: Sequence, sids: Sequence[int], plans: Sequence[Plan],
+                 scanned_numbers: Optional[Dict[int, str]] = None):
         self.spark = spark
+        self.scanned_numbers = dict(scanned_numbers or {})
         self.scenarios = {sid: s for sid, s in zip(sids, scenarios)}
         self.plans: Dict[int, Plan] = {sid: p for sid, p in zip(sids, plans)}
         self.depths: Dict[Tuple[int, int], int] = {}

@@ -118,15 +118,16 @@ def numbers(batch, sid: int) -> str:
     """What numbers scenario ``sid``'s records can hold (``columns.numbers_in``): those of its
     inputs and of its graph's constants (named functions and joiners make no float). A graph
     with a Python function (the Python API) could make any number; a scenario without inputs is
-    a replay whose records Spark scans (strict JSON: no NaN), so any but NaN and Infinity.
-    Checked once per scenario of a batch."""
+    a replay whose records Spark scans: what the scan found (``batch.scanned_numbers``), else
+    any but NaN and Infinity (whose texts the guard sends to the UDF). Checked once per
+    scenario of a batch."""
     known = _NUMBERS.setdefault(batch, {})
     if sid not in known:
         scenario = batch.scenarios[sid]
         found = {_graph_numbers(batch.plans[sid].graph.nodes)}
         found.update(columns.numbers_in([r.key, r.value]) for r in scenario.inputs)
         if not scenario.inputs:
-            found.add(columns.INEXACT)
+            found.add(batch.scanned_numbers.get(sid, columns.INEXACT))
         known[sid] = columns.worst(found)
     return known[sid]
 

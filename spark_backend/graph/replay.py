@@ -28,7 +28,7 @@ from kssim.reference.model.graph.plan import compile_graph
 from kssim.reference.model.record_files import ReplaySummary, atomic_path, open_output, output_format
 from kssim.reference.model.render import sends_old_values
 
-from kssim.spark_backend.graph import runner
+from kssim.spark_backend.graph import columns, runner
 from kssim.spark_backend.graph.batch import GraphBatch
 from kssim.spark_backend.runtime.replay import join_parts
 
@@ -59,11 +59,13 @@ def _scanned(spark, scenario, captures, output) -> ReplaySummary:
     if refusal is not None:
         raise refusal
     # KIP-557's idempotence check compares value bytes [ktable_emit_on_change]: values canonical
-    records, _ = read_record_files(spark, [source.path for source in captures.sources],
+    records, stats = read_record_files(spark, [source.path for source in captures.sources],
                                    partitions=scenario.config.partitions, fmt=captures.sources[0].format.value,
                                    with_offsets=False, canonical_values=True,
                                    topics=tuple(runner.source_readers(plan)), keep_topic=True)
-    batch = GraphBatch(spark, [attrs.evolve(scenario, inputs=())], [0], [plan])
+    # with no float anywhere in the captures, the graph's native columns are exact on every row
+    numbers = columns.PLAIN if stats.float_like == 0 else columns.INEXACT
+    batch = GraphBatch(spark, [attrs.evolve(scenario, inputs=())], [0], [plan], scanned_numbers={0: numbers})
     events = runner.run_levels(batch, runner.arrivals_of_records(batch, 0, records))
     return _write_in_order(events, batch, scenario, output)
 

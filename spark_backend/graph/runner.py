@@ -140,7 +140,7 @@ def run_levels(batch: GraphBatch, sources=None, refused: Optional[dict] = None):
         results.append(events.filter(~F.col("sid").isin(unsettled)))
         predictions = heap.next_predictions()
         batch = GraphBatch(batch.spark, [batch.scenarios[sid] for sid in unsettled], unsettled,
-                           [batch.plans[sid] for sid in unsettled])
+                           [batch.plans[sid] for sid in unsettled], batch.scanned_numbers)
         sources = None if sources is None else sources.filter(F.col("sid").isin(unsettled))
     else:
         for sid, where in heap.unsettled.items():
@@ -201,6 +201,7 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
     for row in edge_rows:
         out_edges.setdefault(row[:2], []).append(row)
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
+    from_before = _fed_from_earlier_levels(batch, levels)
     if sources is None:
         sources = _source_arrivals(batch, stage_names)
     done = []  # each level's rows, computed once (checkpointed)
@@ -219,8 +220,10 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
         groups = _stage_groups({key: name for key, name in stage_names.items() if levels[key] == level}, batch.depths)
         pending = []  # (level rows of a stage's routing, the level's nodes they reach)
         for name, keys in groups:
-            inputs = [arrivals] + [flow.select_columns(rows.filter(_STAYS(level)), flow.ARRIVAL_DDL)
-                                   for rows, reached in pending if reached & set(keys)]
+            # a stage whose nodes take only what this level's earlier stages emit skips the scan
+            fed = [arrivals] if any(key in from_before for key in keys) else []
+            inputs = fed + [flow.select_columns(rows.filter(_STAYS(level)), flow.ARRIVAL_DDL)
+                            for rows, reached in pending if reached & set(keys)]
             taken = flow.union_all(inputs).filter(F.col("op") == name)
             if len(keys) < sum(len(k) for n, k in groups if n == name):  # the stage's other nodes in the level
                 taken = taken.join(F.broadcast(batch.frame(keys, "sid INT, node INT")), ["sid", "node"], "left_semi")
@@ -245,14 +248,27 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
                 pending.append((routed, reached))
         parts = [p for p in parts if p is not None]
         if parts:
-            # one job per level. Unions add up their partitions, so they are merged into ``width``:
-            # by a shuffle, not a coalesce, which would run every part's sorts in one task (whose
-            # sort memory is held until the task ends: out of memory on a large batch)
-            done.append(flow.union_all(parts).repartition(width).localCheckpoint())
+            # one job per level. Unions add up their partitions; each is computed by a task of its
+            # own (a coalesce before the checkpoint would run every part's sorts in one task, whose
+            # sort memory is held until the task ends), and the next level coalesces what it reads
+            done.append(flow.union_all(parts).localCheckpoint())
             if heap:
                 heap.add_writes(done[-1].filter(F.col("etype") == heap_order.WRITE).collect(), level)
     events = flow.union_all([d.filter(F.col("etype").isin(OUTPUT, DROP, FAILURE)) for d in done])
     return heap.finish(events)
+
+
+def _fed_from_earlier_levels(batch: GraphBatch, levels: Dict[tuple, int]) -> set:
+    """The nodes ``(sid, node)`` whose arrivals can come from the level's checkpointed arrivals:
+    sources (level 0), and nodes with an input in an earlier level."""
+    fed = set()
+    for sid, plan in batch.plans.items():
+        for node_plan in plan.nodes:
+            here = (sid, node_plan.node.index)
+            inputs = [i for i in node_plan.node.inputs if i is not None]
+            if not inputs or any(levels[(sid, i)] < levels[here] for i in inputs):
+                fed.add(here)
+    return fed
 
 
 #: stages that read their arrivals once, in a projection (what they take from their level's

@@ -117,7 +117,8 @@ def windowed_totals(arrivals, rows: List[tuple], batch) -> flow.StageResult:
 
     settled = arrivals.join(F.broadcast(batch.frame(rows, SETTINGS_DDL)), ["sid", "node"])
     null_key = F.col("key").isNull()
-    timed = _stream_time(settled.filter(~null_key))
+    # read by the windows, the drops and the failures: the prefix scan's two passes made once
+    timed = _stream_time(settled.filter(~null_key)).localCheckpoint(eager=False)
     ts = F.col("ts")
     no_window = ts < 0
     past_the_edge = ~no_window & (ts - F.pmod(ts, F.col("advance")) > F.lit(JAVA_LONG_MAX) - F.col("size"))

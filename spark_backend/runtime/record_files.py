@@ -51,7 +51,7 @@ import functools
 import json
 import os
 import re
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 import attrs
 
@@ -267,6 +267,15 @@ class RecordStats:
 
     records: int
     complex_values: int
+    #: keys and values that may hold a float or an integer beyond 38 digits (:data:`MAY_HOLD_FLOAT`);
+    #: None: not looked for. With none, a graph's native columns need no guard (``graph.mappers``)
+    float_like: Optional[int] = None
+
+
+#: what any JSON text holding a float (a digit, then a fraction or an exponent: JSON's grammar,
+#: whatever the spelling) or an integer of 39 digits or more has somewhere; strings may match too,
+#: which only costs the guard (NaN and Infinity never get here: the reader refuses them)
+MAY_HOLD_FLOAT = "[0-9][.eE]|[0-9]{39}"
 
 
 OFFSETS_DECREASE = "offsets of a topic partition must increase in file order"
@@ -295,6 +304,8 @@ class _Layout:
         self.total = total
         self.complex_values = sum(r["complex"] for r in splits)
         self.complex_keys = sum(r["complex_keys"] for r in splits)
+        self.float_like = sum(r["float_like"] for r in splits)
+        self.uncanonical_values = sum(r["uncanonical"] for r in splits)
         bad = [(self.idx_of(r["file"], r["block"], r["bad"]), (r["file"], r["block"], r["bad"]))
                for r in splits if r["bad"] is not None]
         #: ``(file, block, pos)`` of the first row that is bad on its own, or None
@@ -432,6 +443,10 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         # a JSONL key is key_text already (written by _parse_jsonl)
         F.count_if(F.lit(fmt == "parquet") & F.col("key").isNotNull() & ~F.col("key").rlike(SIMPLE_JSON))
         .alias("complex_keys"),
+        F.count_if(F.col("key").rlike(MAY_HOLD_FLOAT) | F.col("value").rlike(MAY_HOLD_FLOAT)).alias("float_like"),
+        # values _canonical would hand to Python (a flat object of simple members is canonical already)
+        F.count_if(F.col("value").isNotNull() & ~F.col("value").rlike(SIMPLE_JSON)
+                   & ~F.col("value").rlike(CANONICAL_FLAT_OBJECT)).alias("uncanonical"),
     ).collect()
     layout = _Layout(spark, paths, [r.asDict() for r in splits])
     first_bad = None
@@ -442,7 +457,7 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         first_bad = (layout.idx_of(file, block, pos), file, bad["problem"])
     raw = raw.withColumn("idx", layout.idx_column())
     rewrite = [name for name, wanted in (("key", layout.complex_keys > 0),
-                                         ("value", python_values and layout.complex_values > 0))
+                                         ("value", python_values and layout.uncanonical_values > 0))
                if wanted]
     if rewrite:
         raw = _canonical(raw, rewrite)
@@ -488,7 +503,7 @@ def read_record_files(spark, paths: Sequence[str], sid: int = 0, partitions: dic
         off.cast("bigint").alias("off"), F.col("ts"), F.col("key"), F.col("value"),
         *([F.col("topic")] if keep_topic else []),
     )
-    return records, RecordStats(layout.total, layout.complex_values)
+    return records, RecordStats(layout.total, layout.complex_values, layout.float_like)
 
 
 def write_record_files(spark, scenario, path: str, fmt: str = "jsonl") -> None:

@@ -275,6 +275,52 @@ def test_spark_scans_a_large_graph_capture_itself_with_the_same_bytes(graph, cap
     assert "5 output records" in capsys.readouterr().out
 
 
+#: a member as the key, another as the value: two native columns, guarded where floats may be
+FIELDS_GRAPH = """format: kssim-scenario/1
+name: fields
+semantics: "3.9"
+topology:
+  graph:
+    - {stream: orders}
+    - {select_key: {field: customer}}
+    - {map_values: {field: amount}}
+    - {to: amounts}
+"""
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_spark_scan_of_floats_in_any_spelling_gives_the_reference_s_bytes(tmp_path, capsys, spark, monkeypatch, fmt):
+    """Floats spelled as Python would not (``1E3``, ``2.50``, ``-0.0``) next to plain numbers and
+    flat objects: the scan finds them (``RecordStats.float_like``), so the graph's native columns
+    keep their guard and the rows that hold a float go through the UDF; the bytes are the reference's."""
+    import pandas as pd
+
+    from kssim.spark_backend.runtime import replay
+
+    topo = tmp_path / "graph.yaml"
+    topo.write_text(FIELDS_GRAPH)
+    texts = ['{"customer":"c1","amount":5}', '{"customer": "c2", "amount": 1E3}', '{"customer":"c1","amount":2.50}',
+             '{"customer":"c1","amount":-0.0}', '{"customer":"c2","amount":7}', '{"amount":1.5e-3,"customer":"c1"}',
+             # after a nested object the member is read by Spark's JSON path, whose writer spells 1e+16 1.0E16
+             '{"meta":{"v":1},"customer":"c2","amount":1e16}']
+    rows = [{"topic": "orders", "partition": 0, "offset": n, "ts": n, "key": f'"o{n}"', "value": text}
+            for n, text in enumerate(texts)]
+    capture = tmp_path / f"orders.{fmt}"
+    if fmt == "parquet":
+        pd.DataFrame(rows).to_parquet(capture)
+    else:
+        capture.write_text("".join(
+            f'{{"topic":"orders","offset":{r["offset"]},"ts":{r["ts"]},"key":{r["key"]},"value":{r["value"]}}}\n'
+            for r in rows))
+    monkeypatch.setattr(replay, "DRIVER_READ_RECORDS", -1)
+    for engine in ("reference", "spark"):
+        assert main(["replay", str(topo), "-i", str(capture), "-o", str(tmp_path / f"{engine}.jsonl"),
+                     "--engine", engine, "--quiet"]) == 0
+    assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+    assert [(r["key"], r["value"]) for r in rows_of(tmp_path / "spark.jsonl")] == [
+        ("c1", 5), ("c2", 1000.0), ("c1", 2.5), ("c1", -0.0), ("c2", 7), ("c1", 0.0015), ("c2", 1e16)]
+
+
 def test_spark_scan_writes_parquet_as_the_reference_does(graph, capsys, spark, monkeypatch):
     """The scan's outputs are written by Spark (rows built in the JVM, part files joined in
     order): the Parquet rows and schema the reference writes."""

@@ -305,6 +305,22 @@ def test_parquet_keys_and_values_must_be_json_text(spark, tmp_path):  # noqa: F8
     assert records.count() == 3 and stats.complex_values == 1
 
 
+@pytest.mark.parametrize("texts, float_like", [
+    (['{"a":1,"b":"x.y"}', '"k-1"', '-0', '[12345678901234567890123456789012345678]'], 0),  # 38 digits
+    (['{"a":1.5}'], 1), (['1E3'], 1), (['[2e-2]'], 1),
+    (['123456789012345678901234567890123456789'], 1),  # 39 digits: a VARIANT holds a double
+    (['"v1.2"', '{"a":"3e"}'], 2)])  # a false alarm costs only the guard: still counted
+def test_the_scan_counts_texts_that_may_hold_a_float(spark, tmp_path, texts, float_like):  # noqa: F811
+    """``RecordStats.float_like``: keys and values where a float or an integer beyond 38 digits may be (``MAY_HOLD_FLOAT``); with none, a scanned graph replay's native
+    columns need no guard."""
+    from kssim.spark_backend.runtime.record_files import read_record_files
+
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(f'{{"topic": "left", "ts": {i}, "key": "k", "value": {t}}}\n' for i, t in enumerate(texts)))
+    _, stats = read_record_files(spark, [str(path)])
+    assert stats.float_like == float_like
+
+
 def test_output_sort_leads_with_the_input_order_and_each_kind_keeps_it(spark, tmp_path):  # noqa: F811
     """The one-pass writer's sort starts with ``g1`` (a discriminating key: Spark's sort compares
     a prefix of the first key, and ``sid``/``kind`` are constant on nearly every row), yet the
