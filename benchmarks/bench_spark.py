@@ -17,6 +17,12 @@ the windowed workloads' late records).
 
     python benchmarks/bench_spark.py [--sizes 1000000 10000000] [--join stream_table ...]
     python benchmarks/bench_spark.py --sizes 10000000 --join window_aggregate --join session_aggregate
+    python benchmarks/bench_spark.py --sizes 1000000 --join fk_join --skip-reference-above 0 --memory
+
+``--memory`` adds the driver's peak memory after each Spark run: the Python driver's peak RSS
+(``ru_maxrss``) and the JVM's (``VmHWM``; on ``local[...]`` the JVM is the driver and the
+executors). Both are peaks over the process's life: for a figure per size, run one size (and no
+reference, which runs in the same Python process) per invocation.
 """
 from __future__ import annotations
 
@@ -185,12 +191,24 @@ def time_reference(scenario, path):
     return time.perf_counter() - started, count[0]
 
 
+def peak_memory(spark) -> str:
+    """The peak RSS so far of the Python driver and of Spark's JVM (Linux ``/proc``)."""
+    import resource
+
+    python_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    with open(f"/proc/{pid}/status") as status:
+        jvm_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return f"  peak RSS: Python driver {python_mb:,.0f} MB, JVM {jvm_kb / 1024:,.0f} MB"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--join", action="append", choices=sorted(TOPOLOGIES) + sorted(GRAPHS))
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--skip-reference-above", type=int, default=None, help="skip reference runs above N records")
+    parser.add_argument("--memory", action="store_true", help="print the driver's peak RSS after each Spark run")
     args = parser.parse_args(argv)
 
     from kssim.spark_backend.session import get_spark
@@ -207,6 +225,8 @@ def main(argv=None):
                 path = os.path.join(work, f"{join}-{n}.parquet")
                 generate(spark, join, n, KEYS, path)
                 spark_s = time_spark(spark, scenario, path, os.path.join(work, "out"))
+                if args.memory:
+                    print(peak_memory(spark))
                 if args.skip_reference_above is not None and n > args.skip_reference_above:
                     ref = "-"
                     print(f"{join:<18}{n:>12,}{spark_s:>9.1f}{n / spark_s:>13,.0f}{ref:>9}{ref:>12}{ref:>10}")

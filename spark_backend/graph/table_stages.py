@@ -296,6 +296,10 @@ def table_group_by(arrivals, instances, batch) -> flow.StageResult:
     mapped = mapped.localCheckpoint(eager=False)
     new_key, old_key = F.col("new_group"), F.col("old_group")
     maybe_reordered, equal_texts = _same_group(new_key, old_key)
+    if mapped.filter(maybe_reordered).limit(1).count() == 0:
+        # the usual case (no group key is an object): one branch, and no Python worker started
+        # for no rows (one small job on the checkpoint, which the level then reads)
+        return _regrouped(mapped.withColumn("same_group", equal_texts))
     json_equal = F.udf(_json_equal_texts, "boolean", useArrow=True)
     compared = mapped.filter(~maybe_reordered).withColumn("same_group", equal_texts).unionByName(
         mapped.filter(maybe_reordered).withColumn("same_group", json_equal(new_key, old_key)))

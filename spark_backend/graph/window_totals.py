@@ -78,7 +78,7 @@ def _stream_time(rows):
     from kssim.spark_backend.runtime.prefix_scan import MAX, Running, running
 
     scanned = running(rows.withColumn("task", F.col("node")).withColumn("g1", F.col("idx")),
-                      [Running("stream_time", MAX, F.col("ts"), inclusive=True)], ("ok",), 1 << BUCKET_BITS)
+                      [Running("stream_time", MAX, F.col("ts"), inclusive=True)], flow.IN_ORDER, 1 << BUCKET_BITS)
     return scanned.drop("task", "g1")
 
 
