@@ -201,7 +201,7 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
     for row in edge_rows:
         out_edges.setdefault(row[:2], []).append(row)
     width = int(batch.spark.conf.get("spark.sql.shuffle.partitions"))
-    from_before = _fed_from_earlier_levels(batch, levels)
+    from_before, feeding = _earlier_inputs(batch, levels)
     if sources is None:
         sources = _source_arrivals(batch, stage_names)
     done = []  # each level's rows, computed once (checkpointed)
@@ -209,11 +209,15 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
         # a filter of checkpointed frames: coalescing its partitions is free (no sort runs in it),
         # and every stage of the level then runs ``width`` tasks, not one per earlier partition.
         # The sources (a scan of the captures, whose records are all at depth 0) only at level 0
-        earlier = [d.filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level)) for d in done]
+        earlier = [done[d].filter((F.col("etype") == ARRIVAL) & (F.col("depth") == level))
+                   for d in sorted(feeding.get(level, ()))]
         arrivals = flow.select_columns(flow.union_all(earlier + ([sources] if level == 0 else [])), flow.ARRIVAL_DDL)
         # the takes' heap ranks as known now; kept once computed (every stage of the level, and
-        # each stage's branches, read it: without, each read scans every earlier level again)
-        arrivals = heap.ranked(arrivals.coalesce(width), level).localCheckpoint(eager=False)
+        # each stage's branches, read it: without, each read scans the captures or several
+        # earlier levels again). One earlier level's checkpoint, unranked, is read as it is
+        arrivals = heap.ranked(arrivals.coalesce(width), level)
+        if level == 0 or heap or len(earlier) > 1:
+            arrivals = arrivals.localCheckpoint(eager=False)
         parts = []
         # node depth orders the level's nodes: a node that runs in its input's level (node_levels)
         # takes what its inputs emitted here, so it comes after them
@@ -258,17 +262,20 @@ def _levels_of_pass(batch: GraphBatch, sources, heap, stage_names):
     return heap.finish(events)
 
 
-def _fed_from_earlier_levels(batch: GraphBatch, levels: Dict[tuple, int]) -> set:
-    """The nodes ``(sid, node)`` whose arrivals can come from the level's checkpointed arrivals:
-    sources (level 0), and nodes with an input in an earlier level."""
-    fed = set()
+def _earlier_inputs(batch: GraphBatch, levels: Dict[tuple, int]):
+    """``(fed, feeding)``: the nodes ``(sid, node)`` whose arrivals can come from their level's
+    arrivals frame (sources, at level 0, and nodes with an input in an earlier level); for each
+    level, the earlier levels whose rows hold arrivals at it."""
+    fed, feeding = set(), {}
     for sid, plan in batch.plans.items():
         for node_plan in plan.nodes:
             here = (sid, node_plan.node.index)
-            inputs = [i for i in node_plan.node.inputs if i is not None]
-            if not inputs or any(levels[(sid, i)] < levels[here] for i in inputs):
+            inputs = [levels[(sid, i)] for i in node_plan.node.inputs if i is not None]
+            earlier = {level for level in inputs if level < levels[here]}
+            if earlier or not inputs:
                 fed.add(here)
-    return fed
+            feeding.setdefault(levels[here], set()).update(earlier)
+    return fed, feeding
 
 
 #: stages that read their arrivals once, in a projection (what they take from their level's
