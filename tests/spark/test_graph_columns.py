@@ -248,13 +248,15 @@ def test_with_columns_mixes_instances_and_sends_float_rows_to_the_udf(spark):
 
 
 class _Batch:
-    """What ``mappers.numbers`` reads of a GraphBatch (scenarios' inputs, plans' graph nodes)."""
+    """What ``mappers.numbers`` reads of a GraphBatch (scenarios' inputs, plans' graph nodes, and
+    what a scan found its records can hold)."""
 
-    def __init__(self, inputs, ops):
+    def __init__(self, inputs, ops, scanned_numbers=None):
         from types import SimpleNamespace
 
         self.scenarios = {0: SimpleNamespace(inputs=tuple(SimpleNamespace(key=k, value=v) for k, v in inputs))}
         self.plans = {0: SimpleNamespace(graph=SimpleNamespace(nodes=list(ops)))}
+        self.scanned_numbers = scanned_numbers or {}
 
 
 def test_the_numbers_a_scenario_can_hold_decide_the_guard():
@@ -267,6 +269,9 @@ def test_the_numbers_a_scenario_can_hold_decide_the_guard():
     assert mappers.numbers(_Batch([("k", {"a": 10 ** 40})], [plain]), 0) == columns.INEXACT
     assert mappers.numbers(_Batch([("k", 1)], [with_float]), 0) == columns.INEXACT
     assert mappers.numbers(_Batch([], [plain]), 0) == columns.INEXACT  # a scanned replay: unknown records
+    # ... unless the scan found no float in them (``RecordStats.float_like``); the graph's still count
+    assert mappers.numbers(_Batch([], [plain], {0: columns.PLAIN}), 0) == columns.PLAIN
+    assert mappers.numbers(_Batch([], [with_float], {0: columns.PLAIN}), 0) == columns.INEXACT
     assert mappers.numbers(_Batch([(float("nan"), 1)], [plain]), 0) == columns.NON_FINITE
     assert mappers.numbers(_Batch([("k", 1)], [FilterOp(lambda k, v: True)]), 0) == columns.NON_FINITE
     form = parse_pred({"cmp": [{"field": "a"}, "==", {"const": "x"}]}, "p", fail)
