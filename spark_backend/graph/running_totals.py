@@ -13,8 +13,9 @@ states need no such pass:
 
 Each function here gives exactly what its fold gives (the same texts: integers in decimal, a
 null aggregate as null), so a stage can run any of its instances natively or folded. Arithmetic
-wraps as a Java ``long``: contributions are summed exactly as ``DECIMAL(38, 0)`` (10^38 holds the
-sum of 10^19 longs) and wrapped once, which equals wrapping at every step (arithmetic modulo 2^64).
+wraps as a Java ``long``: contributions are summed as their high and low 32 bits
+(:mod:`spark_backend.runtime.long_sums`, ``bigint`` sums that cannot overflow) and wrapped once,
+which equals wrapping at every step (arithmetic modulo 2^64).
 ``INT(v)`` of the spec is ``v`` for a JSON integer within the long range, else 0.
 
 Cost: one shuffle by key and a sort (the fold's too), then the window's running aggregates in the
@@ -28,10 +29,10 @@ from kssim.reference.model.aggregations import Aggregation
 from kssim.reference.model.graph.nodes import AggregationType
 
 from kssim.spark_backend.graph import flow
+from kssim.spark_backend.runtime import long_sums
 
 #: the named aggregations computed here, by their function name
 NATIVE_FUNCTIONS = ("count", "sum")
-_TWO_63 = 1 << 63
 _JSON_INTEGER = r"^-?(0|[1-9][0-9]{0,18})$"  # at most 19 digits: try_cast refuses what exceeds a long
 
 
@@ -66,28 +67,32 @@ def _before_here():
 
 
 def integer_of(text):
-    """``INT(v)`` of a JSON-text column: the integer, or 0 (null, not an integer, beyond a long), as
-    a DECIMAL(38, 0) (negating Long.MIN and adding longs must not overflow before the wrap)."""
+    """``INT(v)`` of a JSON-text column: the integer, or 0 (null, not an integer, beyond a long),
+    as :class:`long_sums.Parts`."""
     from pyspark.sql import functions as F
 
-    return F.coalesce(F.when(text.rlike(_JSON_INTEGER), text.try_cast("bigint")), F.lit(0).cast("bigint")) \
-        .cast("decimal(38,0)")
+    return long_sums.parts(F.when(text.rlike(_JSON_INTEGER), text.try_cast("bigint")))
 
 
-def _wrapped(total):
-    """A DECIMAL(38, 0) sum as a Java ``long`` computes it (two's complement, wrapping)."""
+def _constant(n: int) -> long_sums.Parts:
     from pyspark.sql import functions as F
 
-    two_63 = F.lit(str(_TWO_63)).cast("decimal(38,0)")  # beyond a long: a literal from text
-    shifted = F.pmod(total + two_63, two_63 * 2)
-    return (shifted - two_63).cast("bigint")
+    return long_sums.parts(F.lit(n).cast("bigint"))
 
 
-def running_sum(contribution, frame):
-    """The wrapped (Java long) sum of ``contribution`` over the window ``frame``, 0 when empty."""
+def chosen(condition, if_true: long_sums.Parts, otherwise: long_sums.Parts) -> long_sums.Parts:
+    """Parts of ``if_true`` where ``condition`` holds, else of ``otherwise``."""
     from pyspark.sql import functions as F
 
-    return _wrapped(F.coalesce(F.sum(contribution.cast("decimal(38,0)")).over(frame), F.lit(0).cast("decimal(38,0)")))
+    return long_sums.Parts(F.when(condition, if_true.hi).otherwise(otherwise.hi),
+                           F.when(condition, if_true.lo).otherwise(otherwise.lo))
+
+
+def running_sums(contribution: long_sums.Parts, upto):
+    """``(total, before)``: the wrapped (Java long) sums of ``contribution`` over the window
+    ``upto`` (up to and including the row) and before the row, as ``bigint`` columns."""
+    total = long_sums.summed(contribution, upto)
+    return long_sums.as_long(total), long_sums.as_long(long_sums.minus_own(total, contribution))
 
 
 def last_value_source(rows) -> flow.StageResult:
@@ -106,12 +111,12 @@ def stream_totals(rows) -> flow.StageResult:
     from pyspark.sql import functions as F
 
     value = F.col("value")
-    contribution = F.when(F.col("function") == "count", F.when(value.isNotNull(), 1).otherwise(0)
-                          .cast("decimal(38,0)")).otherwise(integer_of(value))
+    contribution = chosen(F.col("function") == "count", long_sums.parts(value.isNotNull().cast("bigint")),
+                          integer_of(value))
+    total, before = running_sums(contribution, _upto_here())
     new_ts = F.when(F.col("ts_max"), F.max("ts").over(_upto_here())).otherwise(F.col("ts"))
     return flow.StageResult(emitted=flow.records(
-        rows, value=running_sum(contribution, _upto_here()).cast("string"),
-        old=F.when(F.col("send_old"), running_sum(contribution, _before_here()).cast("string")), ts=new_ts,
+        rows, value=total.cast("string"), old=F.when(F.col("send_old"), before.cast("string")), ts=new_ts,
         latest=F.lit(True)))
 
 
@@ -126,13 +131,13 @@ def table_totals(rows) -> flow.StageResult:
     added, removed = F.col("value"), F.col("old")
     had_aggregate = F.coalesce(F.max(added.isNotNull().cast("int")).over(_before_here()), F.lit(0)) == 1
     has_aggregate = had_aggregate | added.isNotNull()
-    zero, one = F.lit(0).cast("decimal(38,0)"), F.lit(1).cast("decimal(38,0)")
-    add = F.when(added.isNull(), zero).when(count, one).otherwise(integer_of(added))
-    subtract = F.when(removed.isNull() | ~had_aggregate, zero).when(count, -one).otherwise(-integer_of(removed))
-    contribution = add + subtract
+    zero, one = _constant(0), _constant(1)
+    add = chosen(added.isNull(), zero, chosen(count, one, integer_of(added)))
+    subtract = chosen(removed.isNull() | ~had_aggregate, zero,
+                      long_sums.negated(chosen(count, one, integer_of(removed))))
+    total, before = running_sums(long_sums.plus(add, subtract), _upto_here())
     ts_since_first_add = F.max(F.when(has_aggregate, F.col("ts"))).over(_upto_here())
     new_ts = F.when(had_aggregate & F.col("ts_max"), ts_since_first_add).otherwise(F.col("ts"))
     return flow.StageResult(emitted=flow.records(
-        rows, value=F.when(has_aggregate, running_sum(contribution, _upto_here()).cast("string")),
-        old=F.when(F.col("send_old") & had_aggregate, running_sum(contribution, _before_here()).cast("string")),
-        ts=new_ts, latest=F.lit(True)))
+        rows, value=F.when(has_aggregate, total.cast("string")),
+        old=F.when(F.col("send_old") & had_aggregate, before.cast("string")), ts=new_ts, latest=F.lit(True)))

@@ -43,6 +43,7 @@ from kssim.reference.model.topology import WindowAggregateSpec
 
 from kssim.spark_backend.graph import flow, running_totals
 from kssim.spark_backend.graph.batch import Instance
+from kssim.spark_backend.runtime import long_sums
 
 #: input indexes per block of the stream-time prefix scan
 BUCKET_BITS = 16
@@ -100,13 +101,12 @@ def _totals(live):
 
     window = Window.partitionBy("sid", "node", "key", "start").orderBy(*flow.IN_ORDER)
     upto = window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    before = window.rowsBetween(Window.unboundedPreceding, -1)
-    contribution = F.when(F.col("function") == "count", F.lit(1).cast("decimal(38,0)")) \
-        .otherwise(running_totals.integer_of(F.col("value")))
+    contribution = running_totals.chosen(F.col("function") == "count", long_sums.parts(F.lit(1)),
+                                         running_totals.integer_of(F.col("value")))
+    total, before = running_totals.running_sums(contribution, upto)
     return flow.records(
-        live, ok=flow.extend(F.col("ok"), F.col("position")),
-        value=running_totals.running_sum(contribution, upto).cast("string"),
-        old=F.when(F.col("send_old"), running_totals.running_sum(contribution, before).cast("string")),
+        live, ok=flow.extend(F.col("ok"), F.col("position")), value=total.cast("string"),
+        old=F.when(F.col("send_old"), before.cast("string")),
         ts=F.when(F.col("ts_max"), F.max("ts").over(upto)).otherwise(F.col("ts")),
         wstart="start", wend=F.col("start") + F.col("size"), latest=F.lit(True))
 

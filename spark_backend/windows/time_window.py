@@ -71,6 +71,7 @@ from pyspark.sql import functions as F
 from kssim.reference.model.codes import DropReason, FailureCode
 
 from kssim.spark_backend.joins.stream_table import key_bytes
+from kssim.spark_backend.runtime import long_sums
 from kssim.spark_backend.runtime.outputs import DROP, FAILURE, OLD_JOINED, OLD_NONE, OLD_NULL, OUTPUT, events
 from kssim.spark_backend.runtime.prefix_scan import MAX, Running, running
 from kssim.spark_backend.windows.window_fold import folded
@@ -201,6 +202,9 @@ def _segment(column):
     return java_div(column, F.col("segment"))
 
 
+_EXACT = "decimal(38,0)"  # a long quotient without rounding (a double rounds a large timestamp)
+
+
 def java_div(numerator, denominator):
     """Java's long division, truncating towards zero (``%`` keeps the dividend's sign, as Java's);
     exact: the multiple is divided as a decimal (a double would round a large timestamp)."""
@@ -302,16 +306,6 @@ def first_put_starts(rows):
     return rows.select("*", F.when(side == 0, F.col("fs0")).otherwise(F.col("fs1")).alias("first_start"))
 
 
-_EXACT = "decimal(38,0)"  # a sum of longs, exact over any run of records (38 digits)
-
-
-def java_long(exact):
-    """A decimal(38,0) column as a Java ``long`` holds it: 64-bit two's complement, wrapped
-    (``2^62 + 2^62`` is ``-2^63``)."""
-    half, whole = F.lit(str(1 << 63)).cast(_EXACT), F.lit(str(1 << 64)).cast(_EXACT)  # beyond a long literal
-    return F.pmod(exact + half, whole).__sub__(half).cast("bigint")
-
-
 def _native_aggregates(rows):
     """count / sum as running Spark windows over each window's updates (see ``window_fold`` for
     the columns)."""
@@ -320,12 +314,13 @@ def _native_aggregates(rows):
     dead, agg = F.col("dead"), F.col("agg")
     n = F.row_number().over(in_window)
     value = F.when(agg == "sum", F.col("value")).cast("bigint")  # count's values may be anything
-    # the running sum in decimal, wrapped as Java long arithmetic wraps (Kafka's Long aggregate)
-    exact = value.cast(_EXACT)
-    total = F.sum(exact).over(upto)
+    # the running sum wrapped as Java long arithmetic wraps (Kafka's Long aggregate)
+    own = long_sums.parts(value)
+    total = long_sums.summed(own, upto)
     new = F.when(agg == "count", F.when(dead, F.lit(1)).otherwise(n)) \
-        .otherwise(F.when(dead, value).otherwise(java_long(total)))
-    old = F.when(dead, F.lit(0)).otherwise(F.when(agg == "count", n - 1).otherwise(java_long(total - exact)))
+        .otherwise(F.when(dead, value).otherwise(long_sums.as_long(total)))
+    old = F.when(dead, F.lit(0)).otherwise(F.when(agg == "count", n - 1)
+                                           .otherwise(long_sums.as_long(long_sums.minus_own(total, own))))
     return rows.select(
         "*", new.cast("string").alias("new_text"), F.lit(False).alias("new_null"),
         old.cast("string").alias("old_text"), F.lit(False).alias("old_null"),
