@@ -34,6 +34,10 @@ _LOG4J2 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet
 #: Options for a Spark we start in-process. Determinism never depends on them (every result is
 #: sorted on a total order), only speed and noise do.
 _CORES = str(max(1, os.cpu_count() or 1))
+#: HotSpot leaves methods over 8,000 bytes of bytecode to its interpreter. Whole-stage codegen
+#: makes such methods (a graph level's routing and mappers in one ``processNext``): interpreted,
+#: they cost 3x the CPU (a 1M-record graph replay's level 0: 16.7 s against 5.9 s compiled)
+_JIT = "-XX:-DontCompileHugeMethods"
 LOCAL_DEFAULTS = {
     "spark.sql.shuffle.partitions": _CORES,
     "spark.default.parallelism": _CORES,
@@ -43,13 +47,18 @@ LOCAL_DEFAULTS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    # a broadcast hash relation holds a whole memory page, even for the few rows of a settings
+    # frame (measured: "data size 64.0 MiB" for one row), until its plan is collected. A graph
+    # batch broadcasts dozens per level: with the default page (heap / cores / 16, up to 64 MB)
+    # 58 corpus graphs ran 261 s, 132 s of it in 321 full GCs; with 1 MB pages 143 s, 9 full GCs
+    "spark.buffer.pageSize": "1m",
     "spark.driver.extraJavaOptions": (
         # a graph batch compiles many plans: the default code cache fills up (the JVM then
         # warns on stderr and stops compiling)
-        "-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m "
+        f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m {_JIT} "
         f"-Dlog4j2.configurationFile=file:{_LOG4J2}"
     ),
-    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",
+    "spark.executor.extraJavaOptions": f"-XX:+UseSerialGC {_JIT}",
 }
 
 _GIB = 1 << 30
@@ -67,8 +76,8 @@ def _bulk_memory() -> str:
 BULK_DEFAULTS = {
     **LOCAL_DEFAULTS,
     "spark.driver.memory": _bulk_memory(),
-    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J2}",
-    "spark.executor.extraJavaOptions": "",
+    "spark.driver.extraJavaOptions": f"{_JIT} -Dlog4j2.configurationFile=file:{_LOG4J2}",
+    "spark.executor.extraJavaOptions": _JIT,
     "spark.sql.files.maxPartitionBytes": str(32 << 20),
     # four shuffle partitions per core: a shuffled hash join (the stream-stream join's matches)
     # builds one hash map per partition, which at 10M records must stay well inside the heap
@@ -79,8 +88,10 @@ WORKLOADS = {"small": LOCAL_DEFAULTS, "bulk": BULK_DEFAULTS}
 
 #: Options for a driver JVM we start, whatever the master (a cluster's driver runs here too): the
 #: quiet logs, else Spark's default profile prints its banner and warnings on every command's
-#: stderr (the local workloads' options include this one)
-DRIVER_STARTED_HERE = {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG4J2}"}
+#: stderr (the local workloads' options include this one); huge generated methods compiled
+#: (:data:`_JIT`), on a cluster's executors too
+DRIVER_STARTED_HERE = {"spark.driver.extraJavaOptions": f"{_JIT} -Dlog4j2.configurationFile=file:{_LOG4J2}",
+                       "spark.executor.extraJavaOptions": _JIT}
 
 #: Options for every session, local or not: PySpark 4 records the Python call site of every
 #: Column call (several JVM round trips each) unless told not to; our plans are built from

@@ -118,9 +118,8 @@ def stream_aggregate(arrivals, instances: List[Instance], batch) -> flow.StageRe
             fatal.append((inst.sid, inst.index))
         if profile.stream_aggregate_skips_null_values:
             skipping.append((inst.sid, inst.index))
-    rules = batch.frame([(s, n, (s, n) in fatal, (s, n) in skipping) for s, n in folders],
-                        "sid INT, node INT, null_key_fatal BOOLEAN, skips_null_values BOOLEAN")
-    ruled = arrivals.join(F.broadcast(rules), ["sid", "node"])
+    ruled = batch.settled(arrivals, [(s, n, (s, n) in fatal, (s, n) in skipping) for s, n in folders],
+                          "sid INT, node INT, null_key_fatal BOOLEAN, skips_null_values BOOLEAN")
     null_key = F.col("key").isNull()
     null_value = F.col("value").isNull() & F.col("skips_null_values") & ~null_key
     kept = ruled.filter(~null_key & ~null_value)
@@ -162,9 +161,10 @@ def _folded_or_totals(rows, instances: List[Instance], folders, batch, totals) -
     native = [row for row in native if row[2] is not None]
     if not native:
         return keyed_fold.split(keyed_fold.fold(rows, folders))
-    settings = F.broadcast(batch.frame(native, "sid INT, node INT, function STRING, send_old BOOLEAN, ts_max BOOLEAN"))
-    parts = [totals(rows.join(settings, ["sid", "node"]))]
+    ddl = "sid INT, node INT, function STRING, send_old BOOLEAN, ts_max BOOLEAN"
+    parts = [totals(batch.settled(rows, native, ddl))]
     if len(native) < len(instances):
+        settings = F.broadcast(batch.frame(native, ddl))
         parts.append(keyed_fold.split(keyed_fold.fold(rows.join(settings, ["sid", "node"], "left_anti"), folders)))
     return flow.merged(parts)
 

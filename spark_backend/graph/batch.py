@@ -81,6 +81,29 @@ class GraphBatch:
         (:func:`spark_backend.runtime.local_frames.local_frame`: broadcasting it runs no job)."""
         return local_frame(self.spark, rows, ddl)
 
+    def settled(self, frame, rows: List[tuple], ddl: str):
+        """The rows of ``frame`` (with ``sid, node``) of the instances in ``rows`` (settings rows
+        of ``ddl``, whose first columns are ``sid INT, node INT``), each with its instance's settings.
+
+        Where every instance has the same settings (a replay has one scenario) they are literal
+        columns, not a join's: Spark folds the expressions that read them, and no shuffle or sort
+        after carries them (a join's columns ride along in every row). Else a broadcast join."""
+        from pyspark.sql import functions as F
+
+        columns = [tuple(part.split(None, 1)) for part in ddl.split(", ")]
+        assert [name for name, _ in columns[:2]] == ["sid", "node"], ddl
+        shared = {row[2:] for row in rows}
+        if len(shared) != 1:
+            return frame.join(F.broadcast(self.frame(rows, ddl)), ["sid", "node"])
+        if len(rows) == 1:
+            kept = frame.filter((F.col("sid") == rows[0][0]) & (F.col("node") == rows[0][1]))
+        else:
+            kept = frame.join(F.broadcast(self.frame([row[:2] for row in rows], "sid INT, node INT")),
+                              ["sid", "node"], "left_semi")
+        values = next(iter(shared))
+        return kept.select("*", *[F.lit(value).cast(kind).alias(name)
+                                  for value, (name, kind) in zip(values, columns[2:])])
+
 
 def node_depths(plan: Plan) -> List[int]:
     """Each node's level: 0 for sources, else one more than its deepest input. Nodes are listed

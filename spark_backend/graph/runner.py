@@ -101,12 +101,23 @@ def run_graphs(scenarios: Sequence, sids: Sequence[int], spark) -> Dict[int, obj
         else:
             runnable.append((sid, scenario))
             plans.append(plan)
-    if not runnable:
-        return results
+    for start in range(0, len(runnable), GRAPH_BATCH):
+        results.update(_run_batch(spark, runnable[start:start + GRAPH_BATCH], plans[start:start + GRAPH_BATCH]))
+    return results
+
+
+#: scenarios run together: a batch's plans, and what Spark keeps for them until the batch ends
+#: (broadcast relations, checkpointed levels), grow with its scenarios; the whole graph corpus
+#: (375) in one batch filled a 2 GB heap (most of the run in full GCs)
+GRAPH_BATCH = 64
+
+
+def _run_batch(spark, runnable: Sequence[tuple], plans: Sequence[Plan]) -> Dict[int, object]:
+    """``{sid: RunResult or UnsupportedOperator}`` of the ``(sid, scenario)`` pairs ``runnable``."""
     batch = GraphBatch(spark, [s for _, s in runnable], [sid for sid, _ in runnable], plans)
     refused: Dict[int, UnsupportedOperator] = {}
     events = run_levels(batch, refused=refused)  # one Spark job per level, then this collect
-    results.update(refused)
+    results: Dict[int, object] = dict(refused)
     by_sid: Dict[int, list] = {sid: [] for sid, _ in runnable if sid not in refused}
     for row in events.coalesce(1).collect():
         by_sid[row["sid"]].append(row)

@@ -145,9 +145,9 @@ def table_source(arrivals, instances: List[Instance], batch) -> flow.StageResult
         parts.append(flow.StageResult(emitted=flow.records(passed, old=None, latest=F.lit(True))))
     last_value = [i for i in stored if _keeps_last_value(i)]
     if last_value:  # the old value is the key's previous value: a window, no Python
-        settings = batch.frame([(i.sid, i.index, i.node_plan.send_old_values) for i in last_value],
-                               "sid INT, node INT, send_old BOOLEAN")
-        parts.append(running_totals.last_value_source(keyed.join(F.broadcast(settings), ["sid", "node"])))
+        settings = [(i.sid, i.index, i.node_plan.send_old_values) for i in last_value]
+        settled = batch.settled(keyed, settings, "sid INT, node INT, send_old BOOLEAN")
+        parts.append(running_totals.last_value_source(settled))
         stored = [i for i in stored if not _keeps_last_value(i)]
     if stored:
         folders = {(i.sid, i.index): _source_folder(i) for i in stored}
@@ -272,9 +272,8 @@ def table_group_by(arrivals, instances, batch) -> flow.StageResult:
         forms[here] = (mappers.form(batch, inst, op.key, non_null=True),
                        mappers.form(batch, inst, op.value, non_null=True))
         rules.append((inst.sid, inst.index) + attrs.astuple(_regroup_rules(inst)))
-    flags = batch.frame(rules, "sid INT, node INT, single_record BOOLEAN, subtract_first BOOLEAN, "
-                               "drop_not_latest BOOLEAN")
-    settled = arrivals.join(F.broadcast(flags), ["sid", "node"])
+    settled = batch.settled(arrivals, rules, "sid INT, node INT, single_record BOOLEAN, subtract_first BOOLEAN, "
+                                             "drop_not_latest BOOLEAN")
     key_forms = {here: pair[0] for here, pair in forms.items()}
     value_forms = {here: pair[1] for here, pair in forms.items()}
     natives = dict(new_group=mappers.native_expression(key_forms, as_key=True),

@@ -115,10 +115,12 @@ def windowed_totals(arrivals, rows: List[tuple], batch) -> flow.StageResult:
     """The stage's result for the instances of ``rows`` (:func:`settings`)."""
     from pyspark.sql import functions as F
 
-    settled = arrivals.join(F.broadcast(batch.frame(rows, SETTINGS_DDL)), ["sid", "node"])
+    settled = batch.settled(arrivals, rows, SETTINGS_DDL)
     null_key = F.col("key").isNull()
-    # read by the windows, the drops and the failures: the prefix scan's two passes made once
-    timed = _stream_time(settled.filter(~null_key)).localCheckpoint(eager=False)
+    # read by the windows, the drops and the failures: the prefix scan's two passes made once;
+    # the settings joined after (literal columns stay literals, foldable, when not checkpointed)
+    timed = _stream_time(settled.filter(~null_key).select(*arrivals.columns)).localCheckpoint(eager=False)
+    timed = batch.settled(timed, rows, SETTINGS_DDL)
     ts = F.col("ts")
     no_window = ts < 0
     past_the_edge = ~no_window & (ts - F.pmod(ts, F.col("advance")) > F.lit(JAVA_LONG_MAX) - F.col("size"))

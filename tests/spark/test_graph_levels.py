@@ -87,11 +87,30 @@ CHAINS = {
 NAMES = sorted(CHAINS)
 
 
+#: the cases' run in batches of two scenarios (the runner's GRAPH_BATCH), and how many batches ran
+BATCHES = []
+
+
 @pytest.fixture(scope="module")
 def results(spark):
+    from kssim.spark_backend.graph import runner as graph_runner
     from kssim.spark_backend.runtime.runner import run_scenarios
 
-    return dict(zip(NAMES, run_scenarios([CHAINS[n] for n in NAMES], spark)))
+    size, run_batch = graph_runner.GRAPH_BATCH, graph_runner._run_batch
+    graph_runner.GRAPH_BATCH = 2
+
+    def counted(spark, runnable, plans):
+        BATCHES.append(len(runnable))
+        return run_batch(spark, runnable, plans)
+    graph_runner._run_batch = counted
+    try:
+        return dict(zip(NAMES, run_scenarios([CHAINS[n] for n in NAMES], spark)))
+    finally:
+        graph_runner.GRAPH_BATCH, graph_runner._run_batch = size, run_batch
+
+
+def test_the_cases_ran_in_batches_of_two(results):
+    assert len(NAMES) > 2 and BATCHES == [2] * (len(NAMES) // 2) + [1] * (len(NAMES) % 2)
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +136,22 @@ def test_spark_agrees_with_the_reference_engine(results, reference, name):
     assert [(d.input_index, d.reason, d.node) for d in got.drops] == \
         [(d.input_index, d.reason, d.node) for d in want.drops]
     assert (got.failure is None) == (want.failure is None)
+
+
+def test_settings_shared_by_every_instance_are_literals_and_give_the_join_s_rows(spark):  # noqa: F811
+    from kssim.spark_backend.graph.batch import GraphBatch
+
+    batch = GraphBatch(spark, [], [], [])
+    frame = spark.createDataFrame([(sid, node, sid * 10 + node) for sid in range(3) for node in range(3)],
+                                  "sid INT, node INT, x INT")
+    ddl = "sid INT, node INT, size BIGINT, name STRING"
+    shared = [(0, 1, 5, "count"), (2, 2, 5, "count")]
+    one = [(1, 0, 7, None)]
+    apart = [(0, 1, 5, "count"), (2, 2, 6, "sum")]
+    for rows in (shared, one, apart):
+        settled = batch.settled(frame, rows, ddl)
+        joined = frame.join(batch.frame(rows, ddl), ["sid", "node"])
+        assert sorted(settled.select(*joined.columns).collect()) == sorted(joined.collect())
+        # settings the instances share are literals (no inner join brings them), else joined
+        plan = settled.select("size")._jdf.queryExecution().optimizedPlan().toString()
+        assert ("Join Inner" in plan) == (rows is apart), plan
