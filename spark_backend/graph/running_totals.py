@@ -74,20 +74,6 @@ def integer_of(text):
     return long_sums.parts(F.when(text.rlike(_JSON_INTEGER), text.try_cast("bigint")))
 
 
-def _constant(n: int) -> long_sums.Parts:
-    from pyspark.sql import functions as F
-
-    return long_sums.parts(F.lit(n).cast("bigint"))
-
-
-def chosen(condition, if_true: long_sums.Parts, otherwise: long_sums.Parts) -> long_sums.Parts:
-    """Parts of ``if_true`` where ``condition`` holds, else of ``otherwise``."""
-    from pyspark.sql import functions as F
-
-    return long_sums.Parts(F.when(condition, if_true.hi).otherwise(otherwise.hi),
-                           F.when(condition, if_true.lo).otherwise(otherwise.lo))
-
-
 def running_sums(contribution: long_sums.Parts, upto):
     """``(total, before)``: the wrapped (Java long) sums of ``contribution`` over the window
     ``upto`` (up to and including the row) and before the row, as ``bigint`` columns."""
@@ -111,8 +97,8 @@ def stream_totals(rows) -> flow.StageResult:
     from pyspark.sql import functions as F
 
     value = F.col("value")
-    contribution = chosen(F.col("function") == "count", long_sums.parts(value.isNotNull().cast("bigint")),
-                          integer_of(value))
+    contribution = long_sums.chosen(F.col("function") == "count", long_sums.parts(value.isNotNull()),
+                                    integer_of(value))
     total, before = running_sums(contribution, _upto_here())
     new_ts = F.when(F.col("ts_max"), F.max("ts").over(_upto_here())).otherwise(F.col("ts"))
     return flow.StageResult(emitted=flow.records(
@@ -131,10 +117,10 @@ def table_totals(rows) -> flow.StageResult:
     added, removed = F.col("value"), F.col("old")
     had_aggregate = F.coalesce(F.max(added.isNotNull().cast("int")).over(_before_here()), F.lit(0)) == 1
     has_aggregate = had_aggregate | added.isNotNull()
-    zero, one = _constant(0), _constant(1)
-    add = chosen(added.isNull(), zero, chosen(count, one, integer_of(added)))
-    subtract = chosen(removed.isNull() | ~had_aggregate, zero,
-                      long_sums.negated(chosen(count, one, integer_of(removed))))
+    zero, one = long_sums.parts(F.lit(0)), long_sums.parts(F.lit(1))
+    add = long_sums.chosen(added.isNull(), zero, long_sums.chosen(count, one, integer_of(added)))
+    subtract = long_sums.chosen(removed.isNull() | ~had_aggregate, zero,
+                                long_sums.negated(long_sums.chosen(count, one, integer_of(removed))))
     total, before = running_sums(long_sums.plus(add, subtract), _upto_here())
     ts_since_first_add = F.max(F.when(has_aggregate, F.col("ts"))).over(_upto_here())
     new_ts = F.when(had_aggregate & F.col("ts_max"), ts_since_first_add).otherwise(F.col("ts"))

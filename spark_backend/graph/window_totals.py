@@ -101,8 +101,8 @@ def _totals(live):
 
     window = Window.partitionBy("sid", "node", "key", "start").orderBy(*flow.IN_ORDER)
     upto = window.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    contribution = running_totals.chosen(F.col("function") == "count", long_sums.parts(F.lit(1)),
-                                         running_totals.integer_of(F.col("value")))
+    contribution = long_sums.chosen(F.col("function") == "count", long_sums.parts(F.lit(1)),
+                                    running_totals.integer_of(F.col("value")))
     total, before = running_totals.running_sums(contribution, upto)
     return flow.records(
         live, ok=flow.extend(F.col("ok"), F.col("position")), value=total.cast("string"),

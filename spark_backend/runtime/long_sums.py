@@ -27,11 +27,19 @@ class Parts:
 
 
 def parts(value) -> Parts:
-    """``value`` (a ``bigint`` column, null as 0) as :class:`Parts`, both in ``[0, 2^32)``."""
+    """``value`` (a column cast to ``bigint``, null as 0) as :class:`Parts`, both in ``[0, 2^32)``."""
     from pyspark.sql import functions as F
 
     value = F.coalesce(value.cast("bigint"), F.lit(0).cast("bigint"))
     return Parts(F.shiftright(value, 32).bitwiseAND(_LOW_32), value.bitwiseAND(_LOW_32))
+
+
+def chosen(condition, if_true: Parts, otherwise: Parts) -> Parts:
+    """The parts of ``if_true`` where ``condition`` holds, else of ``otherwise``."""
+    from pyspark.sql import functions as F
+
+    return Parts(F.when(condition, if_true.hi).otherwise(otherwise.hi),
+                 F.when(condition, if_true.lo).otherwise(otherwise.lo))
 
 
 def negated(value: Parts) -> Parts:

@@ -38,7 +38,9 @@ def test_running_sums_wrap_as_java_longs(spark, seed):  # noqa: F811
                        long_sums.as_long(long_sums.minus_own(total, own)).alias("before"),
                        long_sums.as_long(minus).alias("negated"),
                        long_sums.as_long(long_sums.plus(own, own)).alias("doubled"),
-                       long_sums.as_long(long_sums.plus(own, minus)).alias("zero")).orderBy("g", "i").collect()
+                       long_sums.as_long(long_sums.plus(own, minus)).alias("zero"),
+                       long_sums.as_long(long_sums.chosen(F.col("i") % 2 == 0, own, minus)).alias("chosen"),
+                       ).orderBy("g", "i").collect()
     totals = {}
     assert len(got) == len(rows)
     for (g, i, v), row in zip(sorted(rows), got):
@@ -47,4 +49,4 @@ def test_running_sums_wrap_as_java_longs(spark, seed):  # noqa: F811
         totals[g] = java(before + v)
         assert (row["g"], row["i"]) == (g, i)
         assert row.asDict() == {"g": g, "i": i, "total": totals[g], "before": before, "negated": java(-v),
-                                "doubled": java(2 * v), "zero": 0}
+                                "doubled": java(2 * v), "zero": 0, "chosen": v if i % 2 == 0 else java(-v)}
