@@ -92,7 +92,7 @@ def _write_in_order(events, batch, scenario, output) -> ReplaySummary:
     try:
         parts = os.path.join(folder, "out")
         if fmt == "jsonl":
-            ordered.select(_jsonl_line(with_old).alias("value")).write.text(parts)
+            _jsonl_lines(ordered, with_old).write.text(parts)
         else:
             ordered.write.parquet(parts)
         with atomic_path(output) as temp:
@@ -125,17 +125,14 @@ def output_rows(outputs, with_old: bool):
     return outputs.select("ok", *columns)
 
 
-def _jsonl_line(with_old: bool):
-    """An output row (:func:`output_rows`) as the reference writes it (``render.json_line`` of
-    ``render.output_as_json``): key and value are JSON texts already, the topic a JSON string."""
+def _jsonl_lines(rows, with_old: bool):
+    """Output rows (:func:`output_rows`) as the reference writes them (``render.json_line`` of
+    ``render.output_as_json``), by format 1's line builder with each row's topic as a JSON string."""
     from pyspark.sql import functions as F
 
-    def field(name, column):
-        return F.concat(F.lit(f'"{name}":'), F.coalesce(column, F.lit("null")))
-    fields = [field("topic", F.to_json(F.array(F.col("topic"))).substr(F.lit(2), F.length(F.to_json(F.array(F.col("topic")))) - 2)),
-              field("partition", F.col("partition").cast("string")), field("key", F.col("key")),
-              field("value", F.col("value")), field("ts", F.col("ts").cast("string")),
-              field("input", F.col("input").cast("string"))]
-    if with_old:
-        fields.append(field("old_value", F.col("old_value")))
-    return F.concat(F.lit("{"), F.concat_ws(",", *fields), F.lit("}"))
+    from kssim.spark_backend.runtime.outputs import jsonl_line
+
+    listed = F.to_json(F.array(F.col("topic")))  # ["the topic"], escaped as JSON
+    topic = listed.substr(F.lit(2), F.length(listed) - 2)
+    old = [] if with_old else [F.lit(None).cast("string").alias("old_value")]
+    return rows.select("*", F.lit(with_old).alias("has_old_value"), *old).select(jsonl_line(topic).alias("value"))

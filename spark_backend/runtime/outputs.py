@@ -230,15 +230,16 @@ def write_parquet(frame, path, mode="overwrite", single_file=False, with_old_val
     (frame.coalesce(1) if single_file else frame).write.mode(mode).parquet(path)
 
 
-def jsonl_line():
+def jsonl_line(topic=None):
     """An output record file row (``output_columns``) as one JSONL line with the fields of
-    ``kssim run --format jsonl``: key/value are JSON values, not JSON text."""
+    ``kssim run --format jsonl``: key/value are JSON values, not JSON text. ``topic``: a column of
+    each row's topic as JSON text (default: format 1's output topic)."""
     from pyspark.sql import functions as F
 
     def json_field(name, column):
         return F.concat(F.lit(f'"{name}":'), F.coalesce(column, F.lit("null")))
 
-    fields = [json_field("topic", F.lit(json.dumps(OUTPUT_TOPIC))),
+    fields = [json_field("topic", F.lit(json.dumps(OUTPUT_TOPIC)) if topic is None else topic),
               json_field("partition", F.col("partition").cast("string")),
               json_field("key", F.col("key")), json_field("value", F.col("value")),
               json_field("ts", F.col("ts").cast("string")), json_field("input", F.col("input").cast("string"))]
