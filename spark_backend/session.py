@@ -51,6 +51,7 @@ LOCAL_DEFAULTS = {
     # frame (measured: "data size 64.0 MiB" for one row), until its plan is collected. A graph
     # batch broadcasts dozens per level: with the default page (heap / cores / 16, up to 64 MB)
     # 58 corpus graphs ran 261 s, 132 s of it in 321 full GCs; with 1 MB pages 143 s, 9 full GCs
+    # (the bulk workload keeps them: its sorts lose nothing, 2 MB pages timed the same at 1M)
     "spark.buffer.pageSize": "1m",
     "spark.driver.extraJavaOptions": (
         # a graph batch compiles many plans: the default code cache fills up (the JVM then
