@@ -77,10 +77,9 @@ def minus_own(total: Parts, own: Parts) -> Parts:
 
 
 def as_long(value: Parts):
-    """The ``bigint`` a Java long holds for ``value`` (sums of parts), wrapped: the high part
-    modulo 2^32 shifted up (a shift never overflows), the low part's carry added first."""
+    """The ``bigint`` a Java long holds for ``value`` (sums of parts), wrapped: normalized, its
+    high part shifted up (a shift never overflows) over its low part."""
     from pyspark.sql import functions as F
 
-    carry = F.shiftright(value.lo, 32)
-    high = (value.hi + carry).bitwiseAND(_LOW_32)
-    return F.shiftleft(high, 32).bitwiseOR(value.lo.bitwiseAND(_LOW_32))
+    whole = normalized(value)
+    return F.shiftleft(whole.hi, 32).bitwiseOR(whole.lo)
